@@ -1,0 +1,120 @@
+"""The HTTP API: a thin FastAPI layer over `graphmem.Memory`; build it with `create_app(settings)`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Query
+from fastapi.responses import JSONResponse
+
+from api import problems
+from api.auth import tenant_dependency
+from api.limits import BodyLimit
+from graphmem import __version__
+from graphmem.config import Settings
+from graphmem.errors import GraphMemError
+from graphmem.models import (
+    DeleteReport,
+    IngestReport,
+    Message,
+    MessageBatch,
+    SearchRequest,
+    SearchResult,
+)
+from graphmem.service import Memory
+
+
+class _Runtime:
+    """The app's one Memory; the schema is applied on first use, so the service starts (and
+    answers 503) while Neo4j is down and recovers by itself once it is back."""
+
+    def __init__(self, settings: Settings, memory: Memory | None) -> None:
+        self.settings = settings
+        self.memory = memory
+        self.owned = memory is None
+        self.ready = False
+        self._lock = threading.Lock()
+
+    def open(self) -> None:
+        if self.memory is None:
+            self.memory = Memory.open(self.settings, apply_schema=False)
+        with contextlib.suppress(GraphMemError):  # reported per request until Neo4j answers
+            self.ready_memory()
+
+    def ready_memory(self) -> Memory:
+        assert self.memory is not None, "app not started"
+        if not self.ready:
+            with self._lock:
+                if not self.ready:
+                    self.memory.ensure_schema()
+                    self.ready = True
+        return self.memory
+
+    def close(self) -> None:
+        if self.memory is not None and self.owned:
+            self.memory.close()
+
+
+def create_app(settings: Settings | None = None, memory: Memory | None = None) -> FastAPI:
+    settings = settings or Settings()
+    runtime = _Runtime(settings, memory)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        runtime.open()
+        yield
+        runtime.close()
+
+    app = FastAPI(title="graphmem", version=__version__, lifespan=lifespan,
+                  description="Long-term memory for AI agents on Neo4j.")
+    problems.install(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    Tenant = Annotated[str, Depends(tenant_dependency(settings))]
+    Mem = Annotated[Memory, Depends(runtime.ready_memory)]
+    v1 = APIRouter(prefix="/v1")
+
+    @v1.post("/messages", status_code=201, response_model=IngestReport)
+    def post_messages(batch: MessageBatch, tenant: Tenant, mem: Mem) -> IngestReport:
+        """Store a batch of messages. 201 means committed in Neo4j; a message id sent twice is
+        stored once; a failed batch leaves nothing written."""
+        return mem.ingest(tenant, batch.messages)
+
+    @v1.get("/messages/{message_id}", response_model=Message)
+    def get_message(message_id: str, tenant: Tenant, mem: Mem) -> Message:
+        return mem.get_message(tenant, message_id)
+
+    @v1.get("/sessions/{session_id}/messages", response_model=list[Message])
+    def session_messages(
+        session_id: str, tenant: Tenant, mem: Mem, owner: str | None = None,
+        skip: Annotated[int, Query(ge=0)] = 0, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> list[Message]:
+        return mem.session_messages(tenant, session_id, owner, skip, limit)
+
+    @v1.delete("/owners/{owner}", response_model=DeleteReport)
+    def delete_owner(owner: str, tenant: Tenant, mem: Mem) -> DeleteReport:
+        """Forget everything of an owner (this tenant's only); reports what was removed."""
+        return mem.delete_owner(tenant, owner)
+
+    @v1.post("/search", response_model=SearchResult)
+    def search(req: SearchRequest, tenant: Tenant, mem: Mem) -> SearchResult:
+        return mem.search(tenant, req)
+
+    app.include_router(v1)
+
+    @app.get("/healthz")
+    def healthz() -> JSONResponse:
+        """No key needed. 200 when Neo4j answers and the schema is in place, else 503."""
+        body: dict[str, Any] = {"version": __version__}
+        try:
+            runtime.ready_memory().store.ping()
+        except GraphMemError as exc:
+            return problems.problem(503, "store unavailable", exc.detail)
+        body["neo4j"] = "ok"
+        return JSONResponse(body)
+
+    return app

@@ -1,0 +1,16 @@
+// Purpose: store a batch of messages of one tenant, idempotently (MERGE on tenant + id).
+//   A new message gets recorded_at = $now and batch = $batch; an existing one is left unchanged.
+// Parameters: $tenant, $batch (string), $now (datetime), $rows: list of maps
+//   {id, owner, session_id, speaker, role, text, search_text, timestamp, metadata_json,
+//    content_hash, index}
+// Columns: id, created (true if this batch created it), conflict (true if the stored message
+//   with this id has other content)
+UNWIND $rows AS row
+MERGE (m:Message {tenant: $tenant, id: row.id})
+  ON CREATE SET
+    m.owner = row.owner, m.session_id = row.session_id, m.speaker = row.speaker,
+    m.role = row.role, m.text = row.text, m.search_text = row.search_text,
+    m.timestamp = row.timestamp, m.metadata_json = row.metadata_json,
+    m.content_hash = row.content_hash, m.recorded_at = $now, m.batch = $batch,
+    m.batch_index = row.index
+RETURN row.id AS id, m.batch = $batch AS created, m.content_hash <> row.content_hash AS conflict

@@ -1,0 +1,13 @@
+// Purpose: uniqueness of ids. Ids are unique per tenant, so two tenants may use the same client id.
+// Parameters: none. Columns: none. Idempotent (IF NOT EXISTS).
+CREATE CONSTRAINT message_key IF NOT EXISTS
+FOR (m:Message) REQUIRE (m.tenant, m.id) IS UNIQUE;
+
+CREATE CONSTRAINT session_key IF NOT EXISTS
+FOR (s:Session) REQUIRE (s.tenant, s.owner, s.session_id) IS UNIQUE;
+
+CREATE CONSTRAINT sentence_key IF NOT EXISTS
+FOR (s:Sentence) REQUIRE (s.tenant, s.id) IS UNIQUE;
+
+CREATE CONSTRAINT meta_key IF NOT EXISTS
+FOR (g:GraphMeta) REQUIRE g.key IS UNIQUE;

@@ -1,0 +1,19 @@
+// Purpose: range indexes for the filters every query applies (tenant, owner, session, event time).
+// Parameters: none. Columns: none. Idempotent (IF NOT EXISTS).
+CREATE INDEX message_owner IF NOT EXISTS
+FOR (m:Message) ON (m.tenant, m.owner);
+
+CREATE INDEX message_session_time IF NOT EXISTS
+FOR (m:Message) ON (m.tenant, m.owner, m.session_id, m.timestamp);
+
+CREATE INDEX message_session IF NOT EXISTS
+FOR (m:Message) ON (m.tenant, m.session_id);
+
+CREATE INDEX message_time IF NOT EXISTS
+FOR (m:Message) ON (m.timestamp);
+
+CREATE INDEX session_owner IF NOT EXISTS
+FOR (s:Session) ON (s.tenant, s.owner);
+
+CREATE INDEX sentence_owner IF NOT EXISTS
+FOR (s:Sentence) ON (s.tenant, s.owner);

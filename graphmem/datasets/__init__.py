@@ -1,0 +1,1 @@
+"""Loaders that turn public benchmark files and JSON lines into `MessageIn` batches."""

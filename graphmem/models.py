@@ -1,0 +1,118 @@
+"""Pure pydantic models of what goes in and comes out. No I/O here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+Scalar = str | int | float | bool | None
+Rule = Literal["vector", "fulltext", "neighbour"]
+Method = Literal["fulltext", "vector", "rrf", "rrf_expand"]
+
+
+def utc(ts: datetime) -> datetime:
+    """The same instant in UTC. Naive datetimes are refused upstream (AwareDatetime)."""
+    return ts.astimezone(UTC)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class MessageIn(_Strict):
+    """One turn as an agent sends it."""
+
+    id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Client id; if absent, a deterministic id is derived from the content so a "
+        "retried request is still stored once",
+    )
+    owner: str = Field(min_length=1, max_length=200, description="Whose memory this is")
+    session_id: str = Field(min_length=1, max_length=200)
+    speaker: str = Field(min_length=1, max_length=200)
+    role: Literal["user", "assistant", "system", "tool"] | None = None
+    text: str = Field(min_length=1, description="Must not be empty or blank")
+    timestamp: AwareDatetime = Field(
+        description="ISO 8601 with an offset, e.g. 2023-05-08T13:56:00Z"
+    )
+    metadata: dict[str, Scalar] = Field(default_factory=dict)
+
+    @field_validator("timestamp")
+    @classmethod
+    def _to_utc(cls, v: datetime) -> datetime:
+        return utc(v)
+
+
+class MessageBatch(_Strict):
+    messages: list[MessageIn] = Field(min_length=1)
+
+
+class Message(BaseModel):
+    """A stored message (ground truth, never rewritten)."""
+
+    id: str
+    owner: str
+    session_id: str
+    speaker: str
+    role: str | None = None
+    text: str
+    timestamp: datetime
+    recorded_at: datetime
+    metadata: dict[str, Scalar] = Field(default_factory=dict)
+
+
+class IngestReport(BaseModel):
+    ids: list[str]
+    created: int
+    duplicates: int
+
+
+class Expand(_Strict):
+    before: int = Field(default=1, ge=0, le=20)
+    after: int = Field(default=2, ge=0, le=20)
+
+
+class SearchRequest(_Strict):
+    query: str = Field(min_length=1, max_length=4000)
+    owner: str = Field(min_length=1, max_length=200)
+    session_id: str | None = None
+    time_from: AwareDatetime | None = Field(default=None, description="inclusive, event time")
+    time_to: AwareDatetime | None = Field(default=None, description="exclusive, event time")
+    k: int = Field(default=10, ge=1, le=200, description="How many hits (nuclei) to expand")
+    expand: Expand = Field(default_factory=Expand)
+    method: Method = "rrf_expand"
+    max_messages: int | None = Field(
+        default=None, ge=1, le=1000, description="Budget of returned messages after expansion"
+    )
+    preset: str | None = Field(default=None, description="Named retrieval preset")
+
+
+class Hit(BaseModel):
+    id: str
+    text: str
+    speaker: str
+    timestamp: datetime
+    session_id: str
+    owner: str
+    score: float = Field(description="Fused score of the nucleus this message belongs to")
+    rules: list[Rule]
+    nucleus: bool
+
+
+class SearchResult(BaseModel):
+    query: str
+    method: Method
+    hits: list[Hit]
+    context: str
+    context_tokens: int
+
+
+class DeleteReport(BaseModel):
+    owner: str
+    messages: int
+    sentences: int
+    sessions: int

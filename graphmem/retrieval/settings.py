@@ -1,0 +1,40 @@
+"""Retrieval settings as a value object, with named presets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from graphmem.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """How one search runs. Immutable: derive variants with :meth:`with_`."""
+
+    rrf_k: int = 60
+    """The constant of reciprocal rank fusion: score = sum over lists of 1/(rrf_k + rank)."""
+    candidates: int = 50
+    """How many hits each recall list (vector, fulltext) contributes before fusion."""
+    overfetch: int = 8
+    """ANN/fulltext results fetched per wanted hit, before the tenant/owner filter drops others'."""
+    expand_before: int = 1
+    expand_after: int = 2
+    max_messages: int | None = None
+    """Budget of messages returned after expansion; None: every nucleus with its window."""
+
+    def with_(self, **changes: object) -> RetrievalSettings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+PRESETS: dict[str, RetrievalSettings] = {
+    "default": RetrievalSettings(),
+    "fast": RetrievalSettings(candidates=20, overfetch=4, expand_before=0, expand_after=1),
+    "wide": RetrievalSettings(candidates=100, overfetch=10, expand_before=2, expand_after=3),
+}
+
+
+def preset(name: str) -> RetrievalSettings:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise InvalidInput("preset", f"unknown preset {name!r}; known: {sorted(PRESETS)}") from None

@@ -1,0 +1,91 @@
+"""`Memory`: the library's front door. The API, the CLI and the benchmark all go through it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from graphmem.config import Settings
+from graphmem.embeddings import Embedder, embedder_for
+from graphmem.errors import NotFound
+from graphmem.ingest import Ingestor
+from graphmem.models import (
+    DeleteReport,
+    IngestReport,
+    Message,
+    MessageIn,
+    SearchRequest,
+    SearchResult,
+)
+from graphmem.retrieval import RetrievalSettings, preset
+from graphmem.retrieval.search import search
+from graphmem.store import Store
+
+
+class Memory:
+    """Long-term memory over one Neo4j database. Thread-safe; one per process is enough.
+
+    >>> mem = Memory.open(Settings())            # connects, applies the schema, loads the model
+    >>> mem.ingest("acme", [MessageIn(...)])
+    >>> mem.search("acme", SearchRequest(query="...", owner="alice"))
+    """
+
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self._ingestor = Ingestor(settings, embedder)
+
+    @classmethod
+    def open(cls, settings: Settings, *, apply_schema: bool = True) -> Memory:
+        embedder = embedder_for(settings)
+        store = Store(settings)
+        if apply_schema:
+            try:
+                store.apply_schema(embedder.name, embedder.dimensions)
+            except BaseException:
+                store.close()
+                raise
+        return cls(settings, store, embedder)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def ensure_schema(self) -> None:
+        self.store.apply_schema(self.embedder.name, self.embedder.dimensions)
+
+    # --- messages -----------------------------------------------------------------------------
+    def ingest(self, tenant: str, messages: list[MessageIn]) -> IngestReport:
+        return self._ingestor.ingest(self.store.tenant(tenant), messages)
+
+    def get_message(self, tenant: str, id_: str) -> Message:
+        rows = self.store.tenant(tenant).get_messages([id_])
+        if not rows:
+            raise NotFound(f"no message {id_!r}")
+        return _message(rows[0])
+
+    def session_messages(
+        self, tenant: str, session_id: str, owner: str | None = None, skip: int = 0,
+        limit: int = 100,
+    ) -> list[Message]:
+        rows = self.store.tenant(tenant).session_messages(session_id, owner, skip, limit)
+        return [_message(r) for r in rows]
+
+    def delete_owner(self, tenant: str, owner: str) -> DeleteReport:
+        removed = self.store.tenant(tenant).delete_owner(owner)
+        return DeleteReport(owner=owner, **removed)
+
+    # --- recall -------------------------------------------------------------------------------
+    def retrieval_settings(self, name: str | None = None) -> RetrievalSettings:
+        return preset(name or self.settings.retrieval_preset)
+
+    def search(
+        self, tenant: str, req: SearchRequest, rs: RetrievalSettings | None = None
+    ) -> SearchResult:
+        rs = rs or self.retrieval_settings(req.preset)
+        return search(self.store.tenant(tenant), self.embedder, req, rs)
+
+
+def _message(row: dict[str, Any]) -> Message:
+    meta = json.loads(row.pop("metadata_json", None) or "{}")
+    return Message(**row, metadata=meta)

@@ -1,0 +1,160 @@
+"""Queries bound to one tenant. Every method passes ``tenant`` to its Cypher; none takes it."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from neo4j import ManagedTransaction
+
+from graphmem import cypher
+from graphmem.errors import Conflict
+
+if TYPE_CHECKING:
+    from graphmem.store.core import Row, Store
+
+MAX_FETCH = 10_000
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions every recall list applies (event time: from inclusive, to exclusive)."""
+
+    session_id: str | None = None
+    time_from: datetime | None = None
+    time_to: datetime | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "time_from": self.time_from, "time_to": self.time_to}
+
+
+class TenantStore:
+    def __init__(self, store: Store, tenant: str) -> None:
+        self._store = store
+        self.tenant = tenant
+
+    def _run(self, name: str, *, write: bool = False, **params: Any) -> list[Row]:
+        return self._store.run(name, write=write, tenant=self.tenant, **params)
+
+    # --- messages ---------------------------------------------------------------------------
+    def existing_ids(self, ids: list[str]) -> set[str]:
+        return {r["m"]["id"] for r in self._run("queries/get_messages", ids=ids)}
+
+    def write_messages(
+        self, messages: list[Row], sentences: list[Row], sessions: list[Row], batch: str,
+        now: datetime,
+    ) -> list[Row]:
+        """Store a batch in ONE transaction: messages (idempotent), sentence units of the new
+        ones, NEXT relinking of the touched sessions. Raises Conflict, writing nothing, if an id
+        is already stored with other content. Returns [{id, created}] in input order."""
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> list[Row]:
+            rows = tx.run(
+                cypher.load("queries/write_messages"), tenant=tenant, batch=batch, now=now,
+                rows=messages,
+            ).data()
+            clashes = [r["id"] for r in rows if r["conflict"]]
+            if clashes:
+                raise Conflict(
+                    f"messages[].id: ids already stored with other content: {clashes[:10]}"
+                )
+            created = {r["id"] for r in rows if r["created"]}
+            fresh = [s for s in sentences if s["message_id"] in created]
+            if fresh:
+                tx.run(cypher.load("queries/write_sentences"), tenant=tenant, rows=fresh).consume()
+            if created:
+                touched = [s for s in sessions if s["ids"] & created]
+                tx.run(
+                    cypher.load("queries/link_sessions"), tenant=tenant, batch=batch, now=now,
+                    sessions=[{k: v for k, v in s.items() if k != "ids"} for s in touched],
+                ).consume()
+            return [{"id": r["id"], "created": r["created"]} for r in rows]
+
+        result: list[Row] = self._store.write_tx(work)
+        return result
+
+    def get_messages(self, ids: list[str]) -> list[Row]:
+        return [r["m"] for r in self._run("queries/get_messages", ids=ids)]
+
+    def session_messages(
+        self, session_id: str, owner: str | None, skip: int, limit: int
+    ) -> list[Row]:
+        rows = self._run(
+            "queries/session_messages", session_id=session_id, owner=owner, skip=skip, limit=limit
+        )
+        return [r["m"] for r in rows]
+
+    def owner_counts(self, owner: str) -> Row:
+        return self._run("queries/owner_counts", owner=owner)[0]
+
+    def delete_owner(self, owner: str, step: int = 5000) -> Row:
+        """Forget everything of an owner, in bounded transactions; returns what was removed."""
+        total = {"messages": 0, "sentences": 0, "sessions": 0}
+        while True:
+            row = self._run("queries/delete_owner_step", write=True, owner=owner, limit=step)[0]
+            for key in total:
+                total[key] += row[key]
+            if not any(row.values()):
+                return total
+
+    # --- recall -----------------------------------------------------------------------------
+    def vector_search(
+        self, owner: str, vector: list[float], k: int, overfetch: int, filters: Filters
+    ) -> list[tuple[str, float]]:
+        """Approximate search, over-fetched then filtered; exact search when that runs dry."""
+        fetch = min(max(k * overfetch, k), MAX_FETCH)
+        row = self._run(
+            "queries/vector_search", owner=owner, vector=vector, fetch=fetch, **filters.params()
+        )[0]
+        hits = _best_per_id(row["hits"], k)
+        if len(hits) < k and row["fetched"] >= fetch:
+            rows = self._run(
+                "queries/vector_search_exact", owner=owner, vector=vector, k=k, **filters.params()
+            )
+            hits = [(r["id"], r["score"]) for r in rows]
+        return hits
+
+    def fulltext_search(
+        self, owner: str, query: str, k: int, overfetch: int, filters: Filters
+    ) -> list[tuple[str, float]]:
+        """Fulltext search (``query`` already escaped), widening the fetch while other owners'
+        hits crowd out this owner's."""
+        fetch = min(max(k * overfetch, k), MAX_FETCH)
+        while True:
+            row = self._run(
+                "queries/fulltext_search", owner=owner, query=query, fetch=fetch,
+                **filters.params(),
+            )[0]
+            hits = _best_per_id(row["hits"], k)
+            if len(hits) >= k or row["fetched"] < fetch or fetch >= MAX_FETCH:
+                return hits
+            fetch = min(fetch * 4, MAX_FETCH)
+
+    def windows(
+        self, ids: list[str], before: int, after: int
+    ) -> tuple[dict[str, list[str]], set[tuple[str, str]]]:
+        """Each hit's window along NEXT, and the NEXT pairs seen (one step past each end too, so
+        that windows that merely touch are known to be consecutive)."""
+        rows = self._run("queries/windows", ids=ids, before=before + 1, after=after + 1)
+        windows: dict[str, list[str]] = {}
+        links: set[tuple[str, str]] = set()
+        for r in rows:
+            earlier, later = r["earlier"], r["later"]
+            chain = [*earlier, r["id"], *later]
+            links.update(itertools.pairwise(chain))
+            kept_before = earlier[-before:] if before else []
+            windows[r["id"]] = [*kept_before, r["id"], *later[:after]]
+        return windows, links
+
+def _best_per_id(hits: list[Row], k: int) -> list[tuple[str, float]]:
+    """First (best) occurrence of each id in a best-first list, at most k."""
+    out: dict[str, float] = {}
+    for h in hits:
+        if h["id"] not in out:
+            out[h["id"]] = h["score"]
+            if len(out) >= k:
+                break
+    return list(out.items())

@@ -1,8 +1,6 @@
 """The HTTP API: a thin FastAPI layer over `graphmem.Memory`; build it with `create_app(settings)`.
 """
 
-from __future__ import annotations
-
 import contextlib
 import threading
 from collections.abc import AsyncIterator

@@ -92,6 +92,8 @@ class Store:
     def apply_schema(self, model: str, dimensions: int, timeout_s: float = 300.0) -> None:
         """Create constraints and indexes (idempotent), refuse a database built for another
         embedding model, and wait until every index is ONLINE."""
+        for meta in self.run("queries/schema_meta_read"):
+            _check_model(meta, model, dimensions)
         with _translated(), self._driver.session(database=self._db) as session:
             for name in cypher.names("schema"):
                 for statement in cypher.statements(cypher.load(name)):
@@ -100,14 +102,7 @@ class Store:
             "queries/schema_meta", write=True, model=model, dimensions=dimensions,
             now=datetime.now(UTC),
         )[0]
-        if meta["model"] != model or meta["dimensions"] != dimensions:
-            raise SchemaMismatch(
-                f"this database was built with embedding model {meta['model']!r} "
-                f"({meta['dimensions']} dimensions) but graphmem is configured with {model!r} "
-                f"({dimensions} dimensions). Fix: set GRAPHMEM_EMBEDDING_MODEL={meta['model']}, "
-                "or point graphmem at a fresh database (GRAPHMEM_NEO4J_DATABASE / a new "
-                "instance dir) and ingest again."
-            )
+        _check_model(meta, model, dimensions)
         for idx in self.run("queries/index_states"):
             config = (idx["options"] or {}).get("indexConfig", {})
             found = config.get("vector.dimensions")
@@ -135,3 +130,14 @@ class Store:
 
     def tenant(self, tenant: str) -> TenantStore:
         return TenantStore(self, tenant)
+
+
+def _check_model(meta: Row, model: str, dimensions: int) -> None:
+    if meta["model"] != model or meta["dimensions"] != dimensions:
+        raise SchemaMismatch(
+            f"this database was built with embedding model {meta['model']!r} "
+            f"({meta['dimensions']} dimensions) but graphmem is configured with {model!r} "
+            f"({dimensions} dimensions). Fix: set GRAPHMEM_EMBEDDING_MODEL={meta['model']}, "
+            "or point graphmem at a fresh database (GRAPHMEM_NEO4J_DATABASE / a new "
+            "instance dir) and ingest again."
+        )

@@ -1,0 +1,113 @@
+"""Hybrid recall on the real store: RRF of vector and fulltext, NEXT expansion, context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from graphmem.models import MessageIn, SearchRequest
+from graphmem.service import Memory
+from tests.integration.conftest import auth
+from tests.integration.helpers import msg, owner
+
+TALK = [
+    "Hi! How was your weekend?",
+    "Great, I went hiking in the Alps with my sister.",
+    "Wow, which trail did you take?",
+    "The one near Zermatt, with a view of the Matterhorn.",
+    "I started learning the cello last month.",
+    "That is lovely. Is it hard?",
+    "The bowing is hard, but my teacher Ingrid is patient.",
+    "Did you finish the tax forms?",
+    "Yes, I filed them on Tuesday.",
+    "Good, one thing less to worry about.",
+]
+
+
+@pytest.fixture
+def talk(memory: Memory, tenant: str) -> str:
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, text=t)) for i, t in
+                           enumerate(TALK)])
+    return who
+
+
+def _search(memory: Memory, tenant: str, **kw: Any) -> Any:
+    return memory.search(tenant, SearchRequest.model_validate(kw))
+
+
+def test_each_method_finds_the_turn(memory: Memory, tenant: str, talk: str) -> None:
+    for method in ("fulltext", "vector", "rrf", "rrf_expand"):
+        res = _search(memory, tenant, query="Matterhorn trail", owner=talk, method=method, k=1)
+        nuclei = [h for h in res.hits if h.nucleus]
+        assert nuclei and nuclei[0].text.startswith("The one near Zermatt"), method
+
+
+def test_rrf_marks_rules_and_fuses(memory: Memory, tenant: str, talk: str) -> None:
+    res = _search(memory, tenant, query="cello teacher", owner=talk, method="rrf", k=3)
+    assert all(h.nucleus for h in res.hits)
+    top = max(res.hits, key=lambda h: h.score)
+    assert set(top.rules) == {"vector", "fulltext"}
+    assert top.score == pytest.approx(2 / 61, rel=0.05) or top.score <= 2 / 61
+
+
+def test_expansion_brings_neighbours_in_order(memory: Memory, tenant: str, talk: str) -> None:
+    res = _search(memory, tenant, query="Matterhorn", owner=talk, k=1,
+                  expand={"before": 1, "after": 2})
+    ids = [h.id for h in res.hits]
+    assert ids == [f"{talk}-s1-{i}" for i in (2, 3, 4, 5)]
+    assert [h.rules for h in res.hits if not h.nucleus] == [["neighbour"]] * 3
+    assert res.context.count("## session") == 1
+    assert "Matterhorn" in res.context and res.context_tokens > 10
+
+
+def test_budget_limits_returned_messages(memory: Memory, tenant: str, talk: str) -> None:
+    for budget in (1, 3, 7):
+        res = _search(memory, tenant, query="weekend hiking cello", owner=talk,
+                      max_messages=budget)
+        assert len(res.hits) == budget
+        assert len({h.id for h in res.hits}) == budget
+        stamps = [h.timestamp for h in res.hits]
+        assert stamps == sorted(stamps)
+
+
+@pytest.mark.parametrize("query", [
+    '"unbalanced quote', "field:value", "(open paren", "tax AND OR NOT", "wild*card?",
+    "back\\slash", "a && b || !c", "~fuzzy^2", "[range TO x]", "{}/:", "???", "AND",
+])
+def test_lucene_syntax_is_not_interpreted(memory: Memory, tenant: str, talk: str,
+                                          query: str) -> None:
+    res = _search(memory, tenant, query=query, owner=talk, method="fulltext")
+    assert isinstance(res.hits, list)
+
+
+def test_filters_session_and_time(memory: Memory, tenant: str, talk: str) -> None:
+    res = _search(memory, tenant, query="tax forms", owner=talk, session_id="other", k=3)
+    assert res.hits == []
+    res = _search(memory, tenant, query="tax forms", owner=talk, k=3, method="rrf",
+                  time_to="2023-05-08T13:58:00Z")  # only the first four turns
+    assert res.hits and all(int(h.id.rsplit("-", 1)[1]) < 4 for h in res.hits)
+
+
+def test_owner_filter_and_exact_fallback(memory: Memory, tenant: str, talk: str) -> None:
+    other = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, other, text=f"Matterhorn {i}"))
+                           for i in range(30)])
+    res = _search(memory, tenant, query="Matterhorn", owner=talk, method="vector", k=5)
+    assert res.hits and all(h.owner == talk for h in res.hits)
+
+
+def test_search_over_http(api: TestClient) -> None:
+    who = owner()
+    api.post("/v1/messages", json={"messages": [msg(i, who, text=t) for i, t in enumerate(TALK)]},
+             headers=auth())
+    r = api.post("/v1/search", json={"query": "who teaches the cello?", "owner": who, "k": 2},
+                 headers=auth())
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert any("Ingrid" in h["text"] for h in body["hits"])
+    assert {"id", "text", "speaker", "timestamp", "session_id", "score", "rules"} <= set(
+        body["hits"][0])
+    assert body["context_tokens"] > 0 and "Ingrid" in body["context"]

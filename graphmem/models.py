@@ -17,6 +17,10 @@ def utc(ts: datetime) -> datetime:
     return ts.astimezone(UTC)
 
 
+NAME = r"^[^\x00-\x1f\x7f]+$"
+"""Ids and names: no control characters (they would blur field boundaries in derived ids)."""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -28,12 +32,15 @@ class MessageIn(_Strict):
         default=None,
         min_length=1,
         max_length=200,
+        pattern=NAME,
         description="Client id; if absent, a deterministic id is derived from the content so a "
         "retried request is still stored once",
     )
-    owner: str = Field(min_length=1, max_length=200, description="Whose memory this is")
-    session_id: str = Field(min_length=1, max_length=200)
-    speaker: str = Field(min_length=1, max_length=200)
+    owner: str = Field(
+        min_length=1, max_length=200, pattern=NAME, description="Whose memory this is"
+    )
+    session_id: str = Field(min_length=1, max_length=200, pattern=NAME)
+    speaker: str = Field(min_length=1, max_length=200, pattern=NAME)
     role: Literal["user", "assistant", "system", "tool"] | None = None
     text: str = Field(min_length=1, description="Must not be empty or blank")
     timestamp: AwareDatetime = Field(
@@ -78,7 +85,7 @@ class Expand(_Strict):
 
 class SearchRequest(_Strict):
     query: str = Field(min_length=1, max_length=4000)
-    owner: str = Field(min_length=1, max_length=200)
+    owner: str = Field(min_length=1, max_length=200, pattern=NAME)
     session_id: str | None = None
     time_from: AwareDatetime | None = Field(default=None, description="inclusive, event time")
     time_to: AwareDatetime | None = Field(default=None, description="exclusive, event time")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ def rrf(ranked: Mapping[str, Sequence[str]], k: int = 60) -> list[Fused]:
     A repeated id inside one list counts once, at its best rank. Ties are broken by the best rank
     in any list, then by id, so the order is deterministic.
     """
-    scores: dict[str, float] = {}
+    terms: dict[str, list[float]] = {}
     rules: dict[str, list[str]] = {}
     best: dict[str, int] = {}
     for rule, ids in ranked.items():
@@ -30,9 +31,10 @@ def rrf(ranked: Mapping[str, Sequence[str]], k: int = 60) -> list[Fused]:
             if id_ in seen:
                 continue
             seen.add(id_)
-            scores[id_] = scores.get(id_, 0.0) + 1.0 / (k + rank)
+            terms.setdefault(id_, []).append(1.0 / (k + rank))
             rules.setdefault(id_, []).append(rule)
             best[id_] = min(best.get(id_, rank), rank)
-    fused = [Fused(i, scores[i], tuple(rules[i]), best[i]) for i in scores]
+    # fsum: the sum does not depend on the order of the lists, so ties stay ties
+    fused = [Fused(i, math.fsum(t), tuple(rules[i]), best[i]) for i, t in terms.items()]
     fused.sort(key=lambda f: (-f.score, f.best_rank, f.id))
     return fused

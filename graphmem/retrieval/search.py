@@ -63,7 +63,7 @@ def pack(
 ) -> SearchResult:
     """Order the chosen messages in time, merge touching clusters, render the context."""
     present = [s for s in selected if s.id in records]
-    present.sort(key=lambda s: (records[s.id]["timestamp"], records[s.id]["session_id"], s.id))
+    present.sort(key=lambda s: _order(records[s.id], s.id))
     hits = [
         Hit(
             id=s.id,
@@ -85,6 +85,12 @@ def pack(
         query=req.query, method=req.method, hits=hits, context=context,
         context_tokens=estimate_tokens(context),
     )
+
+
+def _order(record: Mapping[str, Any], id_: str) -> tuple[Any, ...]:
+    """Event time, then the order of arrival: the same order as the NEXT chain."""
+    return (record["timestamp"], record["session_id"], record.get("recorded_at") or 0,
+            record.get("batch_index") or 0, id_)
 
 
 __all__ = ["Fused", "pack", "recall_lists", "search"]

@@ -1,0 +1,12 @@
+# The graphmem API image (used by docker-compose.yml). CPU-only torch keeps the image small.
+FROM python:3.11-slim
+WORKDIR /app
+RUN pip install --no-cache-dir torch --index-url https://download.pytorch.org/whl/cpu
+COPY pyproject.toml README.md ./
+COPY graphmem ./graphmem
+COPY api ./api
+COPY cypher ./cypher
+RUN pip install --no-cache-dir -e .  # editable: the cypher/ folder is read from the source tree
+ENV HF_HUB_OFFLINE=1
+EXPOSE 8000
+CMD ["graphmem", "serve"]

@@ -1,0 +1,49 @@
+# graphmem: two commands on a fresh machine (Python 3.11+, Java 17, Maven; no Docker needed)
+#   make run    set everything up, start Neo4j, load the demo memory, serve the API
+#   make test   set everything up and run the whole test suite (unit + integration on a real Neo4j)
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup run test unit integration lint bench neo4j-start neo4j-stop clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v java >/dev/null || { echo "Java 17+ is needed (apt-get install openjdk-17-jre-headless)"; exit 1; }
+	@command -v mvn >/dev/null || { echo "Maven is needed (apt-get install maven)"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+run: setup
+	$(BIN)/graphmem demo
+
+test: setup lint
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q
+
+unit: setup
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q tests/unit
+
+integration: setup
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q tests/integration
+
+lint: setup
+	$(BIN)/ruff check graphmem api tests
+	$(BIN)/mypy
+
+bench: setup
+	HF_HUB_OFFLINE=1 $(BIN)/graphmem neo4j start
+	HF_HUB_OFFLINE=1 $(BIN)/graphmem bench locomo --data ../shared/data/locomo/locomo_dev.json --json bench-out.json
+
+neo4j-start: setup
+	$(BIN)/graphmem neo4j start
+
+neo4j-stop: setup
+	$(BIN)/graphmem neo4j stop
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,80 @@
+"""Unit tests of graphmem.retrieval.context: token estimate and the rendered context string."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pytest
+
+from graphmem.retrieval.context import estimate_tokens, render
+
+
+@dataclass(frozen=True)
+class Msg:
+    speaker: str
+    text: str
+    timestamp: datetime
+    session_id: str
+
+
+def at(day: int, hour: int, minute: int) -> datetime:
+    return datetime(2023, 5, day, hour, minute, 42, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("", 0),
+        ("   \n\t", 0),
+        ("hello", 1),
+        ("Hello, world!", 4),
+        ("it's 3.5 km", 7),  # it ' s 3 . 5 km
+        ("naïve café", 2),
+        ("...", 3),
+    ],
+)
+def test_estimate_tokens_counts_words_and_punctuation(text: str, tokens: int) -> None:
+    assert estimate_tokens(text) == tokens
+
+
+def test_render_one_block() -> None:
+    block = [
+        Msg("Caroline", "I went to the LGBTQ support group.", at(8, 13, 56), "s1"),
+        Msg("Melanie", "That's great!", at(8, 13, 57), "s1"),
+    ]
+    assert render([block]) == (
+        "## session s1 · 2023-05-08 13:56 UTC\n"
+        "[2023-05-08 13:56] Caroline: I went to the LGBTQ support group.\n"
+        "[2023-05-08 13:57] Melanie: That's great!"
+    )
+
+
+def test_render_one_paragraph_per_cluster_with_its_own_header() -> None:
+    blocks = [
+        [Msg("A", "first", at(1, 9, 0), "s1")],
+        [Msg("B", "second", at(20, 18, 5), "s2"), Msg("A", "third", at(20, 18, 6), "s2")],
+    ]
+    paragraphs = render(blocks).split("\n\n")
+    assert len(paragraphs) == 2
+    assert paragraphs[0].splitlines() == [
+        "## session s1 · 2023-05-01 09:00 UTC",
+        "[2023-05-01 09:00] A: first",
+    ]
+    assert paragraphs[1].splitlines() == [
+        "## session s2 · 2023-05-20 18:05 UTC",
+        "[2023-05-20 18:05] B: second",
+        "[2023-05-20 18:06] A: third",
+    ]
+
+
+def test_render_header_uses_first_message_of_the_block() -> None:
+    block = [Msg("A", "x", at(2, 23, 59), "s9"), Msg("A", "y", at(3, 0, 1), "s9")]
+    assert render([block]).splitlines()[0] == "## session s9 · 2023-05-02 23:59 UTC"
+
+
+def test_render_skips_empty_blocks_and_empty_input() -> None:
+    assert render([]) == ""
+    assert render([[], []]) == ""
+    only = [Msg("A", "x", at(1, 0, 0), "s")]
+    assert render([[], only, []]) == render([only])

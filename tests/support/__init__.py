@@ -1,0 +1,1 @@
+"""Test doubles and helpers shared by the tests (not part of graphmem)."""

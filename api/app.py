@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi.responses import JSONResponse
 
-from api import problems
+from api import facts, problems
 from api.auth import tenant_dependency
 from api.limits import BodyLimit
 from graphmem import __version__
@@ -103,6 +103,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
         return mem.search(tenant, req)
 
     app.include_router(v1)
+    app.include_router(facts.router(Tenant, Mem))
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:

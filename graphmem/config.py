@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -16,6 +17,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 NEO4J_VERSION = "5.26.30"  # newest 5.26 LTS patch Maven Central resolved on 2026-11-30
 NEO4J_BROWSER_VERSION = "5.24.0"  # newest org.neo4j.client:neo4j-browser on Maven Central
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
+# Types whose values accumulate; every other type is single-valued (a new value replaces the old).
+MULTI_VALUED_TYPES: dict[str, Literal["single", "multi"]] = {
+    t: "multi" for t in ("hobby", "interest", "likes", "dislikes", "skill", "language", "pet",
+                         "friend", "visited", "allergy", "goal", "tag")
+}
 
 
 def _cache_root() -> Path:
@@ -92,6 +98,17 @@ class Settings(BaseSettings):
 
     # --- Retrieval ----------------------------------------------------------------------------
     retrieval_preset: str = "default"
+
+    # --- Facts --------------------------------------------------------------------------------
+    fact_types: dict[str, Literal["single", "multi"]] = Field(
+        default_factory=lambda: dict(MULTI_VALUED_TYPES),
+        description="Cardinality of observation types by name; a type not listed gets "
+        "`default_cardinality`. A request may declare it; the first use fixes it per tenant.",
+    )
+    default_cardinality: Literal["single", "multi"] = "single"
+    require_sources_for_inferred: bool = Field(
+        default=True, description="An inferred observation (explicit=false) must cite sources"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

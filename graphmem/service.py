@@ -8,6 +8,7 @@ from typing import Any
 from graphmem.config import Settings
 from graphmem.embeddings import Embedder, embedder_for
 from graphmem.errors import NotFound
+from graphmem.facts.service import Facts
 from graphmem.ingest import Ingestor
 from graphmem.models import (
     DeleteReport,
@@ -35,6 +36,7 @@ class Memory:
         self.store = store
         self.embedder = embedder
         self._ingestor = Ingestor(settings, embedder)
+        self.facts = Facts(settings, store, embedder)
 
     @classmethod
     def open(cls, settings: Settings, *, apply_schema: bool = True) -> Memory:

@@ -11,3 +11,12 @@ FOR (s:Sentence) REQUIRE (s.tenant, s.id) IS UNIQUE;
 
 CREATE CONSTRAINT meta_key IF NOT EXISTS
 FOR (g:GraphMeta) REQUIRE g.key IS UNIQUE;
+
+CREATE CONSTRAINT fact_key IF NOT EXISTS
+FOR (f:Fact) REQUIRE (f.tenant, f.id) IS UNIQUE;
+
+CREATE CONSTRAINT fact_chain_key IF NOT EXISTS
+FOR (k:FactKey) REQUIRE (k.tenant, k.kind, k.owner, k.subject, k.type) IS UNIQUE;
+
+CREATE CONSTRAINT fact_type_key IF NOT EXISTS
+FOR (t:FactType) REQUIRE (t.tenant, t.kind, t.name) IS UNIQUE;

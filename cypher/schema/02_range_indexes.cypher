@@ -17,3 +17,12 @@ FOR (s:Session) ON (s.tenant, s.owner);
 
 CREATE INDEX sentence_owner IF NOT EXISTS
 FOR (s:Sentence) ON (s.tenant, s.owner);
+
+CREATE INDEX fact_chain IF NOT EXISTS
+FOR (f:Fact) ON (f.tenant, f.kind, f.owner, f.subject, f.type);
+
+CREATE INDEX fact_owner IF NOT EXISTS
+FOR (f:Fact) ON (f.tenant, f.owner);
+
+CREATE INDEX fact_valid_from IF NOT EXISTS
+FOR (f:Fact) ON (f.valid_from);

@@ -2,8 +2,9 @@
 
 A nucleus is a fused hit. Its window is the chronological list of message ids around it in its
 session (``before`` earlier, the nucleus, ``after`` later), as the store reads them along ``NEXT``.
-Selection walks the nuclei in fused order and takes each window, nearest neighbours first, until
-the message budget is spent. Windows that overlap or touch merge into one cluster later.
+Selection scores every message of every window by its nuclei's fused scores, decayed with the
+distance (see `select`), and takes the best until the message budget is spent. Windows that
+overlap or touch merge into one cluster later.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from graphmem.retrieval.fusion import Fused
 class Selected:
     id: str
     score: float
-    """Score of the best nucleus that brought this message in."""
+    """Propagated score: the sum over the windows holding it of nucleus score x decay^distance."""
     rules: tuple[str, ...]
     nucleus: bool
 
@@ -35,26 +36,36 @@ def select(
     nuclei: Sequence[Fused],
     windows: Mapping[str, Sequence[str]],
     budget: int | None = None,
+    decay: float = 0.35,
 ) -> list[Selected]:
-    """Choose messages: every nucleus in order with its window, until ``budget`` messages.
+    """Choose messages by propagated score.
 
-    A message that is a neighbour of an earlier nucleus and a nucleus itself keeps both rules.
+    Each message of a nucleus's window earns ``nucleus.score * decay ** distance`` (the nucleus
+    itself at distance 0); a message in several windows adds its earnings up, so a turn between
+    two hits outranks one beside a single hit. Messages are taken best first (ties: the earlier
+    nucleus, then the nearer one) until ``budget``; with no budget, every window is taken whole.
     """
     nucleus_rules = {n.id: n.rules for n in nuclei}
-    chosen: dict[str, Selected] = {}
-    for n in nuclei:
-        if budget is not None and len(chosen) >= budget:
-            break
-        for id_ in proximity_order(windows.get(n.id, [n.id]), n.id):
-            if budget is not None and len(chosen) >= budget:
-                break
-            if id_ in chosen:
-                continue
-            rules = nucleus_rules.get(id_, ())
-            if id_ != n.id:
-                rules = (*rules, "neighbour")
-            chosen[id_] = Selected(id_, n.score, rules, id_ in nucleus_rules)
-    return list(chosen.values())
+    score: dict[str, float] = {}
+    first: dict[str, tuple[int, int]] = {}
+    neighbour: set[str] = set()
+    for rank, n in enumerate(nuclei):
+        window = windows.get(n.id, [n.id])
+        centre = window.index(n.id) if n.id in window else 0
+        for id_ in proximity_order(window, n.id):
+            distance = abs(window.index(id_) - centre) if id_ in window else 0
+            score[id_] = score.get(id_, 0.0) + n.score * decay**distance
+            first.setdefault(id_, (rank, distance))
+            if distance:
+                neighbour.add(id_)
+    ranked = sorted(score, key=lambda i: (-score[i], first[i]))
+    chosen = ranked if budget is None else ranked[:budget]
+    return [
+        Selected(id_, score[id_],
+                 (*nucleus_rules.get(id_, ()), *(("neighbour",) if id_ in neighbour else ())),
+                 id_ in nucleus_rules)
+        for id_ in chosen
+    ]
 
 
 def clusters(ordered_ids: Sequence[str], links: set[tuple[str, str]]) -> list[list[str]]:

@@ -50,7 +50,7 @@ def search(
         windows, links = store.windows(
             [n.id for n in considered], req.expand.before, req.expand.after
         )
-    selected = select(nuclei, windows, budget)
+    selected = select(nuclei, windows, budget, rs.neighbour_decay)
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}
     return pack(req, selected, records, links)
 

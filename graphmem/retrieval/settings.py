@@ -19,6 +19,8 @@ class RetrievalSettings:
     """ANN/fulltext results fetched per wanted hit, before the tenant/owner filter drops others'."""
     expand_before: int = 1
     expand_after: int = 2
+    neighbour_decay: float = 0.35
+    """A neighbour at distance d earns nucleus score x decay^d (chosen on the LoCoMo dev set)."""
     max_messages: int | None = None
     """Budget of messages returned after expansion; None: every nucleus with its window."""
 

@@ -47,6 +47,8 @@ def native(value: Any) -> Any:
         return value.to_native().astimezone(UTC)
     if isinstance(value, dict):
         return {k: native(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [native(v) for v in value]
     return value
 
 

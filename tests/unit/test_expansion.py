@@ -53,17 +53,18 @@ def test_property_proximity_is_a_permutation_by_distance(before: int, after: int
 # --- select -------------------------------------------------------------------------------------
 
 
-def test_select_nuclei_in_order_with_their_windows() -> None:
+def test_select_scores_decay_with_distance() -> None:
     ids = chain(10)
     nuclei = [nucleus("m02", 0.9), nucleus("m07", 0.5, "fulltext")]
     windows = {"m02": ids[1:5], "m07": ids[6:9]}
-    chosen = select(nuclei, windows)
-    assert [s.id for s in chosen] == ["m02", "m03", "m01", "m04", "m07", "m08", "m06"]
+    chosen = select(nuclei, windows, decay=0.35)
+    assert [s.id for s in chosen] == ["m02", "m07", "m03", "m01", "m08", "m06", "m04"]
     by_id = {s.id: s for s in chosen}
     assert by_id["m02"] == Selected("m02", 0.9, ("vector",), True)
-    assert by_id["m03"] == Selected("m03", 0.9, ("neighbour",), False)
+    assert by_id["m03"] == Selected("m03", pytest.approx(0.9 * 0.35), ("neighbour",), False)
+    assert by_id["m04"].score == pytest.approx(0.9 * 0.35**2)
     assert by_id["m07"] == Selected("m07", 0.5, ("fulltext",), True)
-    assert by_id["m06"] == Selected("m06", 0.5, ("neighbour",), False)
+    assert by_id["m06"] == Selected("m06", pytest.approx(0.5 * 0.35), ("neighbour",), False)
 
 
 def test_select_without_window_takes_the_nucleus_alone() -> None:
@@ -79,29 +80,37 @@ def test_select_budget_is_respected_exactly(budget: int) -> None:
     unlimited = select(nuclei, windows)
     chosen = select(nuclei, windows, budget)
     assert len(chosen) == min(budget, len(unlimited))
-    assert chosen == unlimited[:budget]  # nearest neighbours first, nuclei in fused order
+    assert chosen == unlimited[:budget]  # best propagated score first
 
 
 def test_select_neighbour_that_is_also_a_nucleus_keeps_both_rules() -> None:
     ids = chain(6)
     nuclei = [nucleus("m01", 0.9, "vector"), nucleus("m02", 0.4, "fulltext")]
     windows = {"m01": ids[0:4], "m02": ids[1:5]}
-    chosen = select(nuclei, windows)
+    chosen = select(nuclei, windows, decay=0.35)
     by_id = {s.id: s for s in chosen}
-    # m02 was brought in by m01 (the better nucleus) as a neighbour, and is a nucleus itself
-    assert by_id["m02"] == Selected("m02", 0.9, ("fulltext", "neighbour"), True)
+    # m02 is a nucleus and a neighbour of m01: it keeps both rules and earns from both windows
+    assert by_id["m02"] == Selected("m02", pytest.approx(0.4 + 0.9 * 0.35),
+                                    ("fulltext", "neighbour"), True)
     assert [s.id for s in chosen].count("m02") == 1
-    # m04 only comes from m02's window, with m02's score
-    assert by_id["m04"] == Selected("m04", 0.4, ("neighbour",), False)
+    assert by_id["m04"] == Selected("m04", pytest.approx(0.4 * 0.35**2), ("neighbour",), False)
 
 
-def test_select_score_is_that_of_the_best_nucleus_bringing_it_in() -> None:
+def test_select_scores_add_up_across_windows() -> None:
     ids = chain(5)
     nuclei = [nucleus("m00", 0.8), nucleus("m04", 0.2)]
     windows = {"m00": ids[0:3], "m04": ids[2:5]}
-    by_id = {s.id: s for s in select(nuclei, windows)}
-    assert by_id["m02"].score == 0.8
-    assert by_id["m03"].score == 0.2
+    by_id = {s.id: s for s in select(nuclei, windows, decay=0.5)}
+    assert by_id["m02"].score == pytest.approx(0.8 * 0.25 + 0.2 * 0.25)
+    assert by_id["m03"].score == pytest.approx(0.2 * 0.5)
+
+
+def test_select_turn_between_two_hits_beats_a_lone_neighbour() -> None:
+    ids = chain(7)
+    nuclei = [nucleus("m01", 0.5), nucleus("m03", 0.5), nucleus("m06", 0.6)]
+    windows = {"m01": ids[0:3], "m03": ids[2:5], "m06": ids[5:7]}
+    chosen = [s.id for s in select(nuclei, windows, budget=4, decay=0.35)]
+    assert chosen == ["m06", "m01", "m03", "m02"]
 
 
 @st.composite

@@ -1,0 +1,1 @@
+"""Facts with validity intervals: observations, profile facts, and the Linker that revises them."""

@@ -1,0 +1,133 @@
+"""Facts with validity intervals: observations and profile facts (pure pydantic)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from graphmem.models import NAME, utc
+
+Cardinality = Literal["single", "multi"]
+ProfileOpKind = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class ObservationIn(_In):
+    """A fact an agent states (explicit) or infers. ``recorded_at`` is set by the server."""
+
+    id: str | None = Field(default=None, min_length=1, max_length=200, pattern=NAME)
+    owner: str = Field(min_length=1, max_length=200, pattern=NAME)
+    subject: str = Field(min_length=1, max_length=500)
+    type: str = Field(min_length=1, max_length=200, pattern=NAME, description="The predicate")
+    content: str = Field(min_length=1, max_length=20_000)
+    valid_from: AwareDatetime | None = Field(
+        default=None,
+        description="When it became true (event time). Default: the earliest source message's "
+        "timestamp, else the time of recording.",
+    )
+    valid_to: AwareDatetime | None = Field(default=None, description="Exclusive; null: open")
+    explicit: bool = True
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    sources: list[str] = Field(default_factory=list, max_length=100,
+                               description="Message, episode or observation ids")
+    cardinality: Cardinality | None = Field(
+        default=None, description="Declare the type single- or multi-valued for this request; "
+        "default from settings (fact_types)")
+    reason: str | None = Field(default=None, max_length=2000,
+                               description="Why this revises an earlier fact (kept on SUPERSEDES)")
+
+    @field_validator("valid_from", "valid_to")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else utc(v)
+
+    @field_validator("valid_to")
+    @classmethod
+    def _after_start(cls, v: datetime | None, info: ValidationInfo) -> datetime | None:
+        start = info.data.get("valid_from")
+        if v is not None and start is not None and v <= start:
+            raise ValueError("valid_to must be after valid_from (intervals are [from, to))")
+        return v
+
+
+class ObservationBatch(_In):
+    observations: list[ObservationIn] = Field(min_length=1, max_length=500)
+
+
+class Supersession(BaseModel):
+    """A SUPERSEDES edge: ``by`` replaced ``of`` (recorded at ``at``, for ``reason``)."""
+
+    by: str
+    of: str
+    at: datetime
+    reason: str
+    source: str | None = None
+
+
+class Fact(BaseModel):
+    """A stored observation or profile fact."""
+
+    id: str
+    kind: Literal["observation", "profile"]
+    owner: str
+    subject: str
+    type: str
+    content: str | None
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    invalidated_at: datetime | None
+    explicit: bool
+    confidence: float | None = None
+    cardinality: Cardinality
+    deleted: bool = False
+    sources: list[str] = Field(default_factory=list)
+
+
+class FactWrite(BaseModel):
+    """What one written observation did."""
+
+    id: str
+    action: Literal["created", "supported", "noop"]
+    superseded: list[str] = Field(default_factory=list)
+    superseded_by: str | None = None
+    """Set when the fact was placed into history: a later value was already recorded."""
+
+
+class FactHistory(BaseModel):
+    facts: list[Fact]
+    supersessions: list[Supersession]
+
+
+class ProfileOp(_In):
+    op: ProfileOpKind
+    owner: str = Field(min_length=1, max_length=200, pattern=NAME)
+    key: str = Field(min_length=1, max_length=200, pattern=NAME)
+    value: str | None = Field(default=None, max_length=20_000)
+    explicit: bool = True
+    valid_from: AwareDatetime | None = None
+    sources: list[str] = Field(default_factory=list, max_length=100)
+    reason: str | None = Field(default=None, max_length=2000)
+
+    @model_validator(mode="after")
+    def _value(self) -> ProfileOp:
+        if self.op in ("ADD", "UPDATE") and not self.value:
+            raise ValueError(f"{self.op} needs a value")
+        return self
+
+
+class ProfileOps(_In):
+    ops: list[ProfileOp] = Field(min_length=1, max_length=500)

@@ -1,0 +1,129 @@
+"""Writing and reading facts: observations (any subject) and the profile (one owner's keys)."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from graphmem.config import Settings
+from graphmem.embeddings import Embedder
+from graphmem.errors import InvalidInput, NotFound
+from graphmem.facts.linker import normalise
+from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
+from graphmem.store import Store
+from graphmem.store.facts import FactItem, FactStore
+
+Kind = Literal["observation", "profile"]
+
+
+def fact_id(kind: str, owner: str, subject: str, type_: str, content: str | None,
+            valid_from: datetime) -> str:
+    """Deterministic id: the same fact sent twice (a retry) is the same node."""
+    key = "\x1f".join([kind, owner, subject, type_, content or "\x00deleted",
+                       valid_from.isoformat()])
+    return ("o-" if kind == "observation" else "p-") + hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+class Facts:
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder) -> None:
+        self._settings = settings
+        self._store = store
+        self._embedder = embedder
+
+    def _facts(self, tenant: str) -> FactStore:
+        return FactStore(self._store, tenant)
+
+    # --- writing ------------------------------------------------------------------------------
+    def observe(self, tenant: str, observations: Sequence[ObservationIn]) -> list[FactWrite]:
+        now = datetime.now(UTC)
+        items = []
+        for i, o in enumerate(observations):
+            where = f"observations[{i}]"
+            if not o.explicit and not o.sources and self._settings.require_sources_for_inferred:
+                raise InvalidInput(f"{where}.sources",
+                                   "an inferred observation (explicit=false) needs a source")
+            declared = o.cardinality is not None
+            cardinality = o.cardinality or self._settings.fact_types.get(
+                o.type, self._settings.default_cardinality)
+            items.append(self._item(
+                tenant, where, "observation", o.owner, o.subject, o.type, o.content, o.valid_from,
+                o.valid_to, o.sources, o.reason, now, cardinality, declared,
+                {"explicit": o.explicit, "confidence": o.confidence, "deleted": False},
+                given_id=o.id,
+            ))
+        return self._write(tenant, items, now)
+
+    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp]) -> list[FactWrite]:
+        now = datetime.now(UTC)
+        items = []
+        for i, op in enumerate(ops):
+            if op.op == "NOOP":
+                continue
+            value = None if op.op == "DELETE" else op.value
+            items.append(self._item(
+                tenant, f"ops[{i}]", "profile", op.owner, op.owner, op.key, value, op.valid_from,
+                None, op.sources, op.reason or f"profile {op.op}", now, "single", False,
+                {"explicit": op.explicit, "confidence": None, "deleted": value is None},
+            ))
+        written = iter(self._write(tenant, items, now))
+        return [next(written) if op.op != "NOOP" else FactWrite(id="", action="noop")
+                for op in ops]
+
+    def _item(
+        self, tenant: str, where: str, kind: Kind, owner: str, subject: str, type_: str,
+        content: str | None, valid_from: datetime | None, valid_to: datetime | None,
+        sources: list[str], reason: str | None, now: datetime, cardinality: str, declared: bool,
+        props: dict[str, Any], given_id: str | None = None,
+    ) -> FactItem:
+        missing = self._facts(tenant).missing_sources(sources)
+        if missing:
+            raise InvalidInput(f"{where}.sources", f"unknown source ids: {missing[:10]}")
+        start = valid_from or self._earliest_source(tenant, sources) or now
+        if valid_to is not None and valid_to <= start:
+            raise InvalidInput(f"{where}.valid_to",
+                               f"valid_to {valid_to.isoformat()} is not after valid_from "
+                               f"{start.isoformat()}")
+        text = f"{subject} {type_}: {content}" if content is not None else None
+        return FactItem(
+            where=where, kind=kind, owner=owner, subject=subject, type=type_,
+            id=given_id or fact_id(kind, owner, subject, type_, content, start),
+            content=content, content_norm=normalise(content), valid_from=start,
+            valid_to=valid_to, cardinality=cardinality, declared=declared,
+            sources=list(dict.fromkeys(sources)), reason=reason,
+            props={**props, "search_text": text},
+        )
+
+    def _earliest_source(self, tenant: str, sources: list[str]) -> datetime | None:
+        rows = self._store.tenant(tenant).get_messages(sources) if sources else []
+        stamps: list[datetime] = [r["timestamp"] for r in rows]
+        return min(stamps, default=None)
+
+    def _write(self, tenant: str, items: list[FactItem], now: datetime) -> list[FactWrite]:
+        texts = [i.props["search_text"] for i in items if i.props["search_text"] is not None]
+        vectors = iter(self._embedder.embed(texts))
+        for item in items:
+            if item.props["search_text"] is not None:
+                item.props["embedding"] = next(vectors)
+        rows = self._facts(tenant).write(items, now, uuid.uuid4().hex)
+        return [FactWrite(**row) for row in rows]
+
+    # --- reading ------------------------------------------------------------------------------
+    def query(
+        self, tenant: str, kind: Kind, owner: str, subject: str | None = None,
+        type_: str | None = None, as_of: datetime | None = None,
+        known_at: datetime | None = None, include_history: bool = False,
+    ) -> list[Fact]:
+        rows = self._facts(tenant).query(
+            kind=kind, owner=owner, subject=subject, type=type_, as_of=as_of, known_at=known_at,
+            now=datetime.now(UTC), include_history=include_history,
+        )
+        return [Fact(**r["f"], valid_to=r["valid_to"], sources=r["sources"]) for r in rows]
+
+    def history(self, tenant: str, id_: str) -> FactHistory:
+        row = self._facts(tenant).history(id_)
+        if row is None:
+            raise NotFound(f"no fact {id_!r}")
+        return FactHistory.model_validate(row)

@@ -1,0 +1,144 @@
+"""Fact chains in Neo4j, bound to one tenant: the Linker's plan, executed under the chain's lock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from neo4j import ManagedTransaction
+
+from graphmem import cypher
+from graphmem.errors import InvalidInput
+from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
+from graphmem.store.core import native
+
+if TYPE_CHECKING:
+    from graphmem.store.core import Row, Store
+
+HISTORY_REASON = "placed into history: a later value was already recorded"
+
+
+@dataclass
+class FactItem:
+    """One fact to write, as the service prepared it (embedding included)."""
+
+    where: str
+    """Where it came from in the request, for error messages (e.g. ``observations[2]``)."""
+    kind: str
+    owner: str
+    subject: str
+    type: str
+    id: str
+    content: str | None
+    content_norm: str | None
+    valid_from: datetime
+    valid_to: datetime | None
+    cardinality: str
+    declared: bool
+    sources: list[str]
+    reason: str | None
+    props: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.kind, self.owner, self.subject, self.type)
+
+
+def _q(tx: ManagedTransaction, name: str, **params: Any) -> list[Row]:
+    return [native(r.data()) for r in tx.run(cypher.load(f"queries/facts/{name}"), params)]
+
+
+class FactStore:
+    def __init__(self, store: Store, tenant: str) -> None:
+        self._store = store
+        self.tenant = tenant
+
+    def missing_sources(self, ids: list[str]) -> list[str]:
+        if not ids:
+            return []
+        rows = self._store.run("queries/facts/missing_sources", tenant=self.tenant, ids=ids)
+        missing: list[str] = rows[0]["missing"] if rows else []
+        return missing
+
+    def write(self, items: list[FactItem], now: datetime, batch: str) -> list[Row]:
+        """Write a batch of facts in ONE transaction; returns what each item did."""
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> list[Row]:
+            cards = _cardinalities(tx, tenant, items, now)
+            keys = sorted({i.key for i in items})
+            _q(tx, "lock_keys", tenant=tenant, now=now, keys=[
+                {"kind": k, "owner": o, "subject": s, "type": t} for k, o, s, t in keys])
+            return [_write_one(tx, tenant, item, cards[(item.kind, item.type)] == "multi", now,
+                               batch) for item in items]
+
+        result: list[Row] = self._store.write_tx(work)
+        return result
+
+    def query(self, **params: Any) -> list[Row]:
+        return self._store.run("queries/facts/query", tenant=self.tenant, **params)
+
+    def history(self, id_: str) -> Row | None:
+        rows = self._store.run("queries/facts/history", tenant=self.tenant, id=id_)
+        return rows[0] if rows and rows[0]["facts"] else None
+
+
+def _cardinalities(
+    tx: ManagedTransaction, tenant: str, items: list[FactItem], now: datetime
+) -> dict[tuple[str, str], str]:
+    """Fix each type's cardinality at first use; a request declaring the other one is refused."""
+    asked: dict[tuple[str, str], FactItem] = {}
+    for item in items:
+        first = asked.setdefault((item.kind, item.type), item)
+        if item.declared and first.declared and first.cardinality != item.cardinality:
+            raise InvalidInput(f"{item.where}.cardinality",
+                               f"type {item.type!r} declared both single and multi in one request")
+        if item.declared and not first.declared:
+            asked[(item.kind, item.type)] = item
+    rows = _q(tx, "fact_types", tenant=tenant, now=now, types=[
+        {"kind": k, "name": t, "cardinality": i.cardinality} for (k, t), i in asked.items()])
+    stored = {(r["kind"], r["name"]): r["cardinality"] for r in rows}
+    for key, item in asked.items():
+        if item.declared and stored[key] != item.cardinality:
+            raise InvalidInput(
+                f"{item.where}.cardinality",
+                f"type {item.type!r} is {stored[key]}-valued (fixed at its first use); "
+                f"it cannot be used as {item.cardinality}-valued",
+            )
+    return stored
+
+
+def _write_one(
+    tx: ManagedTransaction, tenant: str, item: FactItem, multi: bool, now: datetime, batch: str
+) -> Row:
+    chain = [ChainFact(r["id"], r["content"], r["valid_from"], r["valid_to"]) for r in _q(
+        tx, "chain", tenant=tenant, kind=item.kind, owner=item.owner, subject=item.subject,
+        type=item.type)]
+    p: Plan = plan(chain, NewFact(item.content_norm, item.valid_from, item.valid_to), multi)
+    if p.action != "created":
+        if p.target is not None and item.sources:
+            _q(tx, "support", tenant=tenant, id=p.target, sources=item.sources, now=now,
+               batch=batch)
+        return {"id": p.target or item.id, "action": p.action, "superseded": [],
+                "superseded_by": None}
+    props = {
+        **item.props, "owner": item.owner, "subject": item.subject, "type": item.type,
+        "content": item.content, "content_norm": item.content_norm,
+        "valid_from": item.valid_from, "valid_to": p.valid_to, "valid_to_original": p.valid_to,
+        "recorded_at": now, "invalidated_at": now if p.closed_by else None,
+        "cardinality": "multi" if multi else "single", "batch": batch,
+    }
+    _q(tx, "create", tenant=tenant, id=item.id, kind=item.kind, props=props)
+    if item.sources:
+        _q(tx, "support", tenant=tenant, id=item.id, sources=item.sources, now=now, batch=batch)
+    source = item.sources[0] if item.sources else None
+    for close in p.closes:
+        _q(tx, "supersede", tenant=tenant, by=item.id, of=close.id, valid_to=close.valid_to,
+           previous=close.previous, now=now, reason=item.reason or "replaced by a newer value",
+           source=source)
+    if p.closed_by:
+        _q(tx, "supersede", tenant=tenant, by=p.closed_by, of=item.id, valid_to=p.valid_to,
+           previous=item.valid_to, now=now, reason=HISTORY_REASON, source=source)
+    return {"id": item.id, "action": "created", "superseded": [c.id for c in p.closes],
+            "superseded_by": p.closed_by}

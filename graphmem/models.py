@@ -10,6 +10,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 Scalar = str | int | float | bool | None
 Rule = Literal["vector", "fulltext", "neighbour"]
 Method = Literal["fulltext", "vector", "rrf", "rrf_expand"]
+Units = Literal["messages", "observations", "both"]
 
 
 def utc(ts: datetime) -> datetime:
@@ -96,6 +97,11 @@ class SearchRequest(_Strict):
         default=None, ge=1, le=1000, description="Budget of returned messages after expansion"
     )
     preset: str | None = Field(default=None, description="Named retrieval preset")
+    units: Units = Field(
+        default="messages", description="What to recall: raw messages, observations, or both "
+        "(ranked separately and interleaved, never score-compared)")
+    as_of: AwareDatetime | None = Field(
+        default=None, description="Observations valid at this time (default: now)")
 
 
 class Hit(BaseModel):
@@ -110,10 +116,32 @@ class Hit(BaseModel):
     nucleus: bool
 
 
+class FactHit(BaseModel):
+    id: str
+    subject: str
+    type: str
+    content: str
+    valid_from: datetime
+    valid_to: datetime | None
+    score: float
+    rules: list[Rule]
+    sources: list[str]
+
+
+class UnitRef(BaseModel):
+    unit: Literal["message", "observation"]
+    id: str
+
+
 class SearchResult(BaseModel):
     query: str
     method: Method
-    hits: list[Hit]
+    hits: list[Hit] = Field(description="Messages, in chronological order")
+    observations: list[FactHit] = Field(default_factory=list, description="Best first")
+    interleaved: list[UnitRef] = Field(
+        default_factory=list,
+        description="With units=both: message nuclei and observations alternately, each in its "
+        "own rank order")
     context: str
     context_tokens: int
 

@@ -21,6 +21,7 @@ from graphmem.models import (
 from graphmem.retrieval import RetrievalSettings, preset
 from graphmem.retrieval.search import search
 from graphmem.store import Store
+from graphmem.store.facts import FactStore
 
 
 class Memory:
@@ -85,7 +86,8 @@ class Memory:
         self, tenant: str, req: SearchRequest, rs: RetrievalSettings | None = None
     ) -> SearchResult:
         rs = rs or self.retrieval_settings(req.preset)
-        return search(self.store.tenant(tenant), self.embedder, req, rs)
+        return search(self.store.tenant(tenant), FactStore(self.store, tenant), self.embedder, req,
+                      rs)
 
 
 def _message(row: dict[str, Any]) -> Message:

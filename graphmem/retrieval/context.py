@@ -39,3 +39,28 @@ def render(blocks: Sequence[Sequence[Renderable]]) -> str:
         lines = [f"[{m.timestamp:%Y-%m-%d %H:%M}] {m.speaker}: {m.text}" for m in block]
         parts.append("\n".join([header, *lines]))
     return "\n\n".join(parts)
+
+
+class FactLike(Protocol):
+    @property
+    def subject(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def valid_from(self) -> datetime: ...
+    @property
+    def valid_to(self) -> datetime | None: ...
+
+
+def render_facts(facts: Sequence[FactLike]) -> str:
+    """A block of facts with their validity, best first; empty when there are none."""
+    if not facts:
+        return ""
+    lines = ["## facts"]
+    for f in facts:
+        until = f" until {f.valid_to:%Y-%m-%d}" if f.valid_to else ""
+        lines.append(f"- {f.subject} · {f.type}: {f.content} "
+                     f"(valid from {f.valid_from:%Y-%m-%d}{until})")
+    return "\n".join(lines)

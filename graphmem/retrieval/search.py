@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from itertools import zip_longest
 from typing import Any
 
 from graphmem.embeddings import Embedder
-from graphmem.models import Hit, SearchRequest, SearchResult
-from graphmem.retrieval.context import estimate_tokens, render
+from graphmem.models import FactHit, Hit, SearchRequest, SearchResult, UnitRef
+from graphmem.retrieval.context import estimate_tokens, render, render_facts
 from graphmem.retrieval.expansion import Selected, clusters, select
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import Fused, rrf
 from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.store import Filters, TenantStore
+from graphmem.store.facts import FactStore
 
 
 def recall_lists(
-    store: TenantStore, embedder: Embedder, req: SearchRequest, rs: RetrievalSettings
+    store: TenantStore, vector: list[float] | None, req: SearchRequest, rs: RetrievalSettings
 ) -> dict[str, list[str]]:
-    """The ranked id lists the method asks for: ``vector`` and/or ``fulltext``."""
+    """The ranked message id lists the method asks for: ``vector`` and/or ``fulltext``."""
     filters = Filters(req.session_id, req.time_from, req.time_to)
     lists: dict[str, list[str]] = {}
-    if req.method != "fulltext":
-        vector = embedder.embed([req.query])[0]
+    if vector is not None:
         hits = store.vector_search(req.owner, vector, rs.candidates, rs.overfetch, filters)
         lists["vector"] = [id_ for id_, _ in hits]
     if req.method != "vector":
@@ -37,10 +39,23 @@ def recall_lists(
 
 
 def search(
-    store: TenantStore, embedder: Embedder, req: SearchRequest, rs: RetrievalSettings
+    store: TenantStore, facts: FactStore, embedder: Embedder, req: SearchRequest,
+    rs: RetrievalSettings,
 ) -> SearchResult:
-    lists = recall_lists(store, embedder, req, rs)
-    fused = rrf(lists, rs.rrf_k)
+    vector = embedder.embed([req.query])[0] if req.method != "fulltext" else None
+    selected: list[Selected] = []
+    records: dict[str, dict[str, Any]] = {}
+    links: set[tuple[str, str]] = set()
+    if req.units != "observations":
+        selected, records, links = _messages(store, vector, req, rs)
+    observations = _observations(facts, vector, req, rs) if req.units != "messages" else []
+    return pack(req, selected, records, links, observations)
+
+
+def _messages(
+    store: TenantStore, vector: list[float] | None, req: SearchRequest, rs: RetrievalSettings
+) -> tuple[list[Selected], dict[str, dict[str, Any]], set[tuple[str, str]]]:
+    fused = rrf(recall_lists(store, vector, req, rs), rs.rrf_k)
     budget = req.max_messages if req.max_messages is not None else rs.max_messages
     nuclei = fused if budget is not None else fused[: req.k]
     windows: dict[str, list[str]] = {}
@@ -52,7 +67,29 @@ def search(
         )
     selected = select(nuclei, windows, budget, rs.neighbour_decay)
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}
-    return pack(req, selected, records, links)
+    return selected, records, links
+
+
+def _observations(
+    facts: FactStore, vector: list[float] | None, req: SearchRequest, rs: RetrievalSettings
+) -> list[FactHit]:
+    t = req.as_of or datetime.now(UTC)
+    lists: dict[str, list[str]] = {}
+    if vector is not None:
+        lists["vector"] = [i for i, _ in facts.search("vector", req.owner, rs.candidates,
+                                                      rs.overfetch, t, vector=vector)]
+    query = lucene_escape(req.query)
+    if req.method != "vector" and query:
+        lists["fulltext"] = [i for i, _ in facts.search("fulltext", req.owner, rs.candidates,
+                                                        rs.overfetch, t, query=query)]
+    fused = rrf(lists, rs.rrf_k)[: req.k]
+    rows = {r["f"]["id"]: r for r in facts.get([f.id for f in fused])}
+    return [
+        FactHit(**{k: v for k, v in rows[f.id]["f"].items() if k in FactHit.model_fields},
+                score=f.score, rules=list(f.rules),  # type: ignore[arg-type]
+                sources=rows[f.id]["sources"])
+        for f in fused if f.id in rows
+    ]
 
 
 def pack(
@@ -60,8 +97,10 @@ def pack(
     selected: Sequence[Selected],
     records: Mapping[str, Mapping[str, Any]],
     links: set[tuple[str, str]],
+    observations: Sequence[FactHit] = (),
 ) -> SearchResult:
-    """Order the chosen messages in time, merge touching clusters, render the context."""
+    """Order the chosen messages in time, merge touching ones into clusters, interleave the
+    ranked units, render the context (facts first, then one block per cluster)."""
     present = [s for s in selected if s.id in records]
     present.sort(key=lambda s: _order(records[s.id], s.id))
     hits = [
@@ -80,10 +119,19 @@ def pack(
     ]
     by_id = {h.id: h for h in hits}
     runs = clusters([h.id for h in hits], links)
-    context = render([[by_id[i] for i in run] for run in runs])
+    parts = [render_facts(observations), render([[by_id[i] for i in run] for run in runs])]
+    context = "\n\n".join(p for p in parts if p)
+    interleaved: list[UnitRef] = []
+    if req.units == "both":
+        nuclei = [s.id for s in sorted(present, key=lambda s: -s.score) if s.nucleus]
+        for m, o in zip_longest(nuclei, [o.id for o in observations]):
+            if m is not None:
+                interleaved.append(UnitRef(unit="message", id=m))
+            if o is not None:
+                interleaved.append(UnitRef(unit="observation", id=o))
     return SearchResult(
-        query=req.query, method=req.method, hits=hits, context=context,
-        context_tokens=estimate_tokens(context),
+        query=req.query, method=req.method, hits=hits, observations=list(observations),
+        interleaved=interleaved, context=context, context_tokens=estimate_tokens(context),
     )
 
 

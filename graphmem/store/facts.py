@@ -12,6 +12,7 @@ from graphmem import cypher
 from graphmem.errors import InvalidInput
 from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
 from graphmem.store.core import native
+from graphmem.store.tenant import ranked_search
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
@@ -75,6 +76,18 @@ class FactStore:
 
         result: list[Row] = self._store.write_tx(work)
         return result
+
+    def search(
+        self, index: str, owner: str, k: int, overfetch: int, t: datetime, **params: Any
+    ) -> list[tuple[str, float]]:
+        """Ranked observations valid at ``t``; ``index`` is ``vector`` or ``fulltext``."""
+        return ranked_search(
+            lambda name, **p: self._store.run(name, tenant=self.tenant, **p),
+            f"queries/facts/{index}_search", k, overfetch, {"owner": owner, "t": t, **params},
+        )[0]
+
+    def get(self, ids: list[str]) -> list[Row]:
+        return self._store.run("queries/facts/get", tenant=self.tenant, ids=ids)
 
     def query(self, **params: Any) -> list[Row]:
         return self._store.run("queries/facts/query", tenant=self.tenant, **params)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -105,15 +106,11 @@ class TenantStore:
         self, owner: str, vector: list[float], k: int, overfetch: int, filters: Filters
     ) -> list[tuple[str, float]]:
         """Approximate search, over-fetched then filtered; exact search when that runs dry."""
-        fetch = min(max(k * overfetch, k), MAX_FETCH)
-        row = self._run(
-            "queries/vector_search", owner=owner, vector=vector, fetch=fetch, **filters.params()
-        )[0]
-        hits = _best_per_id(row["hits"], k)
-        if len(hits) < k and row["fetched"] >= fetch:
-            rows = self._run(
-                "queries/vector_search_exact", owner=owner, vector=vector, k=k, **filters.params()
-            )
+        params = {"owner": owner, "vector": vector, **filters.params()}
+        hits, exhausted = ranked_search(self._run, "queries/vector_search", k, overfetch,
+                                        params, widen=False)
+        if len(hits) < k and not exhausted:
+            rows = self._run("queries/vector_search_exact", k=k, **params)
             hits = [(r["id"], r["score"]) for r in rows]
         return hits
 
@@ -122,16 +119,8 @@ class TenantStore:
     ) -> list[tuple[str, float]]:
         """Fulltext search (``query`` already escaped), widening the fetch while other owners'
         hits crowd out this owner's."""
-        fetch = min(max(k * overfetch, k), MAX_FETCH)
-        while True:
-            row = self._run(
-                "queries/fulltext_search", owner=owner, query=query, fetch=fetch,
-                **filters.params(),
-            )[0]
-            hits = _best_per_id(row["hits"], k)
-            if len(hits) >= k or row["fetched"] < fetch or fetch >= MAX_FETCH:
-                return hits
-            fetch = min(fetch * 4, MAX_FETCH)
+        params = {"owner": owner, "query": query, **filters.params()}
+        return ranked_search(self._run, "queries/fulltext_search", k, overfetch, params)[0]
 
     def windows(
         self, ids: list[str], before: int, after: int
@@ -148,6 +137,23 @@ class TenantStore:
             kept_before = earlier[-before:] if before else []
             windows[r["id"]] = [*kept_before, r["id"], *later[:after]]
         return windows, links
+
+def ranked_search(
+    run: Callable[..., list[Row]], name: str, k: int, overfetch: int, params: dict[str, Any],
+    widen: bool = True,
+) -> tuple[list[tuple[str, float]], bool]:
+    """Run an index query that reads ``$fetch`` hits and filters them (its columns: fetched,
+    hits). Returns the best k distinct ids, and whether the index had nothing more to give. With
+    ``widen``, the fetch grows while the filter leaves fewer than k."""
+    fetch = min(max(k * overfetch, k), MAX_FETCH)
+    while True:
+        row = run(name, fetch=fetch, **params)[0]
+        hits = _best_per_id(row["hits"], k)
+        exhausted = row["fetched"] < fetch
+        if len(hits) >= k or exhausted or fetch >= MAX_FETCH or not widen:
+            return hits, exhausted
+        fetch = min(fetch * 4, MAX_FETCH)
+
 
 def _best_per_id(hits: list[Row], k: int) -> list[tuple[str, float]]:
     """First (best) occurrence of each id in a best-first list, at most k."""

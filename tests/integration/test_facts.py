@@ -233,3 +233,28 @@ def test_audit_queries_over_http(api: TestClient) -> None:
     r = api.get("/v1/audit/true_at", params={"owner": who, "t": "yesterday"}, headers=auth())
     assert r.status_code == 422
     assert api.get("/v1/audit/nope", headers=auth()).status_code == 404
+
+
+def test_search_units(memory: Memory, tenant: str) -> None:
+    from graphmem.models import SearchRequest
+
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(0, who, text="We adopted a puppy."))])
+    memory.facts.observe(tenant, [
+        obs(who, "a beagle called Luna", day(1), subject=who, type="pet"),
+        obs(who, "Lisbon", day(1), subject=who, type="city"),
+        obs(who, "Porto", day(2), subject=who, type="city"),
+    ])
+    res = memory.search(tenant, SearchRequest(query="what pet does she have, a puppy?", owner=who,
+                                              units="both", k=2))
+    assert res.hits and res.observations
+    assert res.observations[0].content == "a beagle called Luna"
+    assert [r.unit for r in res.interleaved][:2] == ["message", "observation"]
+    assert res.context.startswith("## facts") and "puppy" in res.context
+    cities = memory.search(tenant, SearchRequest(query="which city", owner=who,
+                                                 units="observations", k=5))
+    assert cities.hits == [] and "Lisbon" not in [o.content for o in cities.observations]
+    assert "Porto" in [o.content for o in cities.observations]
+    past = memory.search(tenant, SearchRequest(query="which city", owner=who,
+                                               units="observations", k=5, as_of=day(1)))
+    assert "Lisbon" in [o.content for o in past.observations]

@@ -26,7 +26,6 @@ app.add_typer(schema_app, name="schema")
 app.add_typer(bench_app, name="bench")
 console = Console(stderr=True)
 
-DEMO_FILE = Path(__file__).parent / "demo" / "demo_messages.jsonl"
 Tenant = Annotated[str, typer.Option(help="Tenant to act as (the CLI is trusted: no API key)")]
 
 
@@ -171,15 +170,14 @@ def demo(tenant: Tenant = "demo") -> None:
     import uvicorn
 
     from api.app import create_app
-    from graphmem.datasets import jsonl
+    from graphmem import demo as demo_data
     from graphmem.service import Memory
 
     settings = Settings()
     try:
         st = neo4j_server.start(settings)
         mem = Memory.open(settings)
-        for chunk in jsonl.read(DEMO_FILE):
-            mem.ingest(tenant, chunk)
+        demo_data.load(mem, tenant)
     except (GraphMemError, neo4j_server.Neo4jServerError) as exc:
         raise _fail(exc) from exc
     key = "gm_demo_" + secrets.token_urlsafe(12)

@@ -7,7 +7,7 @@
 // Columns: owner, session_id, linked (messages in the relinked stretch)
 UNWIND $sessions AS s
 MERGE (ses:Session {tenant: $tenant, owner: s.owner, session_id: s.session_id})
-  ON CREATE SET ses.created_at = $now
+  ON CREATE SET ses.created_at = $now, ses.caption = s.owner + ' / ' + s.session_id
 SET ses.last_batch = $batch, ses.updated_at = $now
 WITH ses, s
 OPTIONAL MATCH (p:Message {tenant: $tenant, owner: s.owner, session_id: s.session_id})

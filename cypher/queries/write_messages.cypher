@@ -1,5 +1,6 @@
 // Purpose: store a batch of messages of one tenant, idempotently (MERGE on tenant + id).
 //   A new message gets recorded_at = $now and batch = $batch; an existing one is left unchanged.
+//   `caption` (speaker and a text excerpt) is what Neo4j Browser shows on the node.
 // Parameters: $tenant, $batch (string), $now (datetime), $rows: list of maps
 //   {id, owner, session_id, speaker, role, text, search_text, timestamp, metadata_json,
 //    content_hash, index}
@@ -12,5 +13,7 @@ MERGE (m:Message {tenant: $tenant, id: row.id})
     m.role = row.role, m.text = row.text, m.search_text = row.search_text,
     m.timestamp = row.timestamp, m.metadata_json = row.metadata_json,
     m.content_hash = row.content_hash, m.recorded_at = $now, m.batch = $batch,
-    m.batch_index = row.index
+    m.batch_index = row.index,
+    m.caption = row.speaker + ': ' +
+      CASE WHEN size(row.text) > 60 THEN left(row.text, 57) + '...' ELSE row.text END
 RETURN row.id AS id, m.batch = $batch AS created, m.content_hash <> row.content_hash AS conflict

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from neo4j import ManagedTransaction
 
 from graphmem import cypher
-from graphmem.errors import InvalidInput
+from graphmem.errors import Conflict, InvalidInput
 from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
 from graphmem.store.core import native
 from graphmem.store.tenant import ranked_search
@@ -142,7 +142,9 @@ def _write_one(
         "recorded_at": now, "invalidated_at": now if p.closed_by else None,
         "cardinality": "multi" if multi else "single", "batch": batch,
     }
-    _q(tx, "create", tenant=tenant, id=item.id, kind=item.kind, props=props)
+    if not _q(tx, "create", tenant=tenant, id=item.id, kind=item.kind, props=props):
+        raise Conflict(f"{item.where}.id: a fact {item.id!r} exists already with other content "
+                       "or time; nothing was written")
     if item.sources:
         _q(tx, "support", tenant=tenant, id=item.id, sources=item.sources, now=now, batch=batch)
     source = item.sources[0] if item.sources else None

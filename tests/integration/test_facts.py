@@ -258,3 +258,31 @@ def test_search_units(memory: Memory, tenant: str) -> None:
     past = memory.search(tenant, SearchRequest(query="which city", owner=who,
                                                units="observations", k=5, as_of=day(1)))
     assert "Lisbon" in [o.content for o in past.observations]
+
+
+def test_given_id_with_other_content_conflicts(memory: Memory, tenant: str) -> None:
+    from graphmem.errors import Conflict
+
+    who = owner()
+    memory.facts.observe(tenant, [obs(who, "one", day(1), id="fixed-id")])
+    again = memory.facts.observe(tenant, [obs(who, "one", day(1), id="fixed-id")])[0]
+    assert (again.action, again.id) == ("supported", "fixed-id")
+    with pytest.raises(Conflict):
+        memory.facts.observe(tenant, [obs(who, "two", day(2), id="fixed-id")])
+
+
+def test_demo_loads_idempotently(memory: Memory, tenant: str, cypher: Any) -> None:
+    from graphmem import demo
+
+    demo.load(memory, tenant)
+    demo.load(memory, tenant)
+    assert [f.content for f in memory.facts.query(tenant, "observation", "alice",
+                                                  subject="release")] == [
+        "Rollback must be verified in a production-like setup with real traffic replay before "
+        "launch"]
+    captions = cypher("MATCH (n {tenant: $t}) WHERE n.caption IS NULL AND NOT n:FactKey "
+                      "AND NOT n:FactType RETURN labels(n) AS l LIMIT 1", t=tenant)
+    assert captions == []
+    for name in ("integrity_two_current", "integrity_overlaps", "integrity_forward_supersedes",
+                 "integrity_missing_source"):
+        assert audit.run(memory.store, tenant, name, {}) == [], name

@@ -1,0 +1,25 @@
+"""The small demo memory that `make run` loads: a few conversations of two owners, and facts about
+them (the release example: r1 on March 12, replaced by r2 on March 18)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from graphmem.datasets import jsonl
+from graphmem.facts.models import ObservationIn, ProfileOp
+from graphmem.service import Memory
+
+HERE = Path(__file__).parent
+MESSAGES = HERE / "demo_messages.jsonl"
+FACTS = HERE / "demo_facts.json"
+
+
+def load(mem: Memory, tenant: str) -> None:
+    """Idempotent: loading twice stores everything once."""
+    for batch in jsonl.read(MESSAGES):
+        mem.ingest(tenant, batch)
+    facts = json.loads(FACTS.read_text(encoding="utf-8"))
+    for item in facts["observations"]:  # one at a time, in order: each revises the previous
+        mem.facts.observe(tenant, [ObservationIn.model_validate(item)])
+    mem.facts.profile_ops(tenant, [ProfileOp.model_validate(o) for o in facts["profile_ops"]])

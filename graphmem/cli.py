@@ -115,9 +115,9 @@ def ingest(
                    TimeElapsedColumn())
         with Progress(*columns, console=console) as progress:
             task = progress.add_task("ingesting", total=total)
-            for chunk in batches:
-                created += mem.ingest(tenant, chunk).created
-                progress.advance(task, len(chunk))
+            for report in mem.ingest_many(tenant, batches):
+                created += report.created
+                progress.advance(task, len(report.ids))
         mem.close()
     except GraphMemError as exc:
         raise _fail(exc) from exc

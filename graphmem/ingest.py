@@ -7,6 +7,8 @@ import hashlib
 import json
 import re
 import uuid
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -84,6 +86,15 @@ def prepare(batch: list[MessageIn], settings: Settings) -> Prepared:
     return Prepared(list(rows.values()), list(sessions.values()))
 
 
+@dataclass(frozen=True)
+class Embedded:
+    """A prepared batch with the sentence units of its new messages, embedded."""
+
+    batch: list[MessageIn]
+    prepared: Prepared
+    units: list[dict[str, Any]]
+
+
 class Ingestor:
     """Embeds the sentence units of new messages and writes a batch in one transaction."""
 
@@ -92,9 +103,26 @@ class Ingestor:
         self._embedder = embedder
 
     def ingest(self, store: TenantStore, batch: list[MessageIn]) -> IngestReport:
+        return self.write(store, self.embed(store, batch))
+
+    def ingest_many(
+        self, store: TenantStore, batches: Iterable[list[MessageIn]]
+    ) -> Iterator[IngestReport]:
+        """Bulk ingest: while one batch commits in Neo4j, the next one is embedded. Each batch
+        is still its own transaction; reports come in order, each once its batch committed."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-write") as writer:
+            pending: Future[IngestReport] | None = None
+            for batch in batches:
+                embedded = self.embed(store, batch)
+                if pending is not None:
+                    yield pending.result()
+                pending = writer.submit(self.write, store, embedded)
+            if pending is not None:
+                yield pending.result()
+
+    def embed(self, store: TenantStore, batch: list[MessageIn]) -> Embedded:
         prepared = prepare(batch, self._settings)
-        ids = [r["id"] for r in prepared.messages]
-        known = store.existing_ids(ids)
+        known = store.existing_ids([r["id"] for r in prepared.messages])
         units: list[dict[str, Any]] = []
         for row in prepared.messages:
             if row["id"] in known:
@@ -105,10 +133,14 @@ class Ingestor:
         vectors = self._embedder.embed([u.pop("embed") for u in units])
         for unit, vector in zip(units, vectors, strict=True):
             unit["embedding"] = vector
+        return Embedded(batch, prepared, units)
+
+    def write(self, store: TenantStore, embedded: Embedded) -> IngestReport:
         written = store.write_messages(
-            prepared.messages, units, prepared.sessions, batch=uuid.uuid4().hex,
-            now=datetime.now(UTC),
+            embedded.prepared.messages, embedded.units, embedded.prepared.sessions,
+            batch=uuid.uuid4().hex, now=datetime.now(UTC),
         )
         created = sum(1 for w in written if w["created"])
+        batch = embedded.batch
         return IngestReport(ids=[m.id or derived_id(m) for m in batch], created=created,
                             duplicates=len(batch) - created)

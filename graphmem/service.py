@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from graphmem.config import Settings
@@ -60,6 +61,12 @@ class Memory:
     # --- messages -----------------------------------------------------------------------------
     def ingest(self, tenant: str, messages: list[MessageIn]) -> IngestReport:
         return self._ingestor.ingest(self.store.tenant(tenant), messages)
+
+    def ingest_many(
+        self, tenant: str, batches: Iterable[list[MessageIn]]
+    ) -> Iterator[IngestReport]:
+        """Bulk ingest, embedding the next batch while the previous one commits."""
+        return self._ingestor.ingest_many(self.store.tenant(tenant), batches)
 
     def get_message(self, tenant: str, id_: str) -> Message:
         rows = self.store.tenant(tenant).get_messages([id_])

@@ -115,3 +115,15 @@ def test_delete_owner_reports_and_removes(api: TestClient, cypher: Any) -> None:
     assert cypher("MATCH (n:Message {owner: $o}) RETURN count(n) AS n", o=other)[0]["n"] == 1
     again = api.delete(f"/v1/owners/{who}", headers=auth()).json()
     assert again["messages"] == 0
+
+
+def test_bulk_ingest_pipelines_batches(memory: Memory, tenant: str, cypher: Any) -> None:
+    who = owner()
+    batches = [[MessageIn.model_validate(msg(i, who)) for i in range(j, j + 5)]
+               for j in range(0, 20, 5)]
+    reports = list(memory.ingest_many(tenant, batches))
+    assert [r.created for r in reports] == [5, 5, 5, 5]
+    assert [r.ids for r in reports] == [[m.id for m in b] for b in batches]
+    assert _chain(cypher, tenant, who, "s1") == [f"{who}-s1-{i}" for i in range(20)]
+    again = list(memory.ingest_many(tenant, batches))
+    assert sum(r.duplicates for r in again) == 20

@@ -1,0 +1,300 @@
+"""LoCoMo evidence-recall benchmark: fulltext / vector / rrf / rrf_expand side by side.
+
+Every conversation of the file is ingested as one owner of a throwaway tenant; every question of
+categories 1-4 with valid gold evidence is searched once per (method, message budget) and scored
+as LoCoMo's ``recall_acc``: the share of its gold evidence dia_ids among the returned messages.
+Also measured: ingest throughput, search latency in-process and over HTTP, and the unit study of
+`graphmem.bench.units`. Everything written is deleted at the end, even on error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import os
+import secrets
+import socket
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphmem.bench.units import KINDS, Probe, evidence_recall, unit_study
+from graphmem.config import Settings, hash_api_key
+from graphmem.datasets import locomo
+from graphmem.models import Method, SearchRequest
+from graphmem.retrieval import RetrievalSettings
+from graphmem.service import Memory
+
+METHODS: tuple[Method, ...] = ("fulltext", "vector", "rrf", "rrf_expand")
+BUDGETS = (5, 10, 20, 50)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+BATCH = 100
+WARMUP = 20
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def gold_evidence(evidence: Sequence[str], valid: set[str]) -> tuple[str, ...]:
+    """Clean gold dia_ids: split entries like ``"D8:6; D9:17"``, drop ids that are not messages
+    of the conversation (``"D"``, ``"D:11:26"``, missing turns), drop repeats."""
+    parts = (p.strip() for e in evidence for p in e.split(";"))
+    return tuple(dict.fromkeys(p for p in parts if p in valid))
+
+
+def probes_of(convs: Sequence[locomo.Conversation]) -> tuple[list[Probe], dict[str, int]]:
+    """The questions to score, and what was left out (category 5, no valid evidence)."""
+    probes: list[Probe] = []
+    skipped = {"category_5": 0, "no_valid_evidence": 0, "evidence_ids_dropped": 0}
+    for c in convs:
+        valid = {locomo.dia_id(m.id) for m in c.messages if m.id}
+        for q in c.questions:
+            if q.category not in CATEGORIES:
+                skipped["category_5"] += 1
+                continue
+            gold = gold_evidence(q.evidence, valid)
+            raw = sum(len([p for p in e.split(";") if p.strip()]) for e in q.evidence)
+            skipped["evidence_ids_dropped"] += raw - len(gold)
+            if not gold:
+                skipped["no_valid_evidence"] += 1
+                continue
+            probes.append(Probe(c.messages[0].owner, q.question, q.category, gold))
+    return probes, skipped
+
+
+def ingest_all(
+    mem: Memory, tenant: str, convs: Sequence[locomo.Conversation], owners: list[str]
+) -> dict[str, float]:
+    """Ingest every conversation in batches of `BATCH`; ``owners`` collects what was written."""
+    total = 0
+    start = time.perf_counter()
+    for c in convs:
+        if not c.messages:
+            continue
+        owners.append(c.messages[0].owner)
+        for i in range(0, len(c.messages), BATCH):
+            mem.ingest(tenant, c.messages[i : i + BATCH])
+        total += len(c.messages)
+        _log(f"  ingested {c.sample_id}: {len(c.messages)} messages")
+    seconds = time.perf_counter() - start
+    return {"messages": total, "seconds": seconds, "messages_per_s": total / seconds}
+
+
+def score(
+    mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSettings
+) -> dict[str, Any]:
+    """One search per (question, method, budget); mean recall overall and per category, and the
+    mean context tokens."""
+    recall = {m: {b: [0.0] * len(probes) for b in BUDGETS} for m in METHODS}
+    tokens = {m: {b: 0 for b in BUDGETS} for m in METHODS}
+    for n, p in enumerate(probes):
+        for m in METHODS:
+            for b in BUDGETS:
+                req = SearchRequest(query=p.query, owner=p.owner, method=m, max_messages=b)
+                res = mem.search(tenant, req, rs)
+                recall[m][b][n] = evidence_recall(p.gold, [h.id for h in res.hits])
+                tokens[m][b] += res.context_tokens
+        if (n + 1) % 100 == 0:
+            _log(f"  scored {n + 1}/{len(probes)} questions")
+    out: dict[str, Any] = {}
+    count = max(len(probes), 1)
+    for m in METHODS:
+        by_cat: dict[str, dict[str, float]] = {}
+        for cat in CATEGORIES:
+            idx = [i for i, p in enumerate(probes) if p.category == cat]
+            by_cat[str(cat)] = {
+                str(b): _mean([recall[m][b][i] for i in idx]) for b in BUDGETS
+            }
+        out[m] = {
+            "recall": {str(b): _mean(recall[m][b]) for b in BUDGETS},
+            "recall_by_category": by_cat,
+            "context_tokens": {str(b): tokens[m][b] / count for b in BUDGETS},
+        }
+    return out
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if values else 0.0
+
+
+def _percentiles(ms: Sequence[float]) -> dict[str, float]:
+    if not ms:
+        return {"p50": 0.0, "p95": 0.0, "n": 0.0}
+    p50, p95 = np.percentile(np.asarray(ms, dtype=np.float64), [50, 95])
+    return {"p50": float(p50), "p95": float(p95), "n": float(len(ms))}
+
+
+def latency_inprocess(mem: Memory, tenant: str, probes: Sequence[Probe]) -> dict[str, float]:
+    """`Memory.search` wall time, method rrf_expand, k=10, no budget, after a warm-up."""
+    reqs = [SearchRequest(query=p.query, owner=p.owner) for p in probes]
+    for r in reqs[:WARMUP]:
+        mem.search(tenant, r)
+    times = []
+    for r in reqs:
+        t0 = time.perf_counter()
+        mem.search(tenant, r)
+        times.append((time.perf_counter() - t0) * 1000)
+    return _percentiles(times)
+
+
+def _torch_threads() -> int | None:
+    try:
+        return int(importlib.import_module("torch").get_num_threads())
+    except ImportError:
+        return None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def latency_http(
+    settings: Settings, mem: Memory, tenant: str, probes: Sequence[Probe]
+) -> dict[str, float]:
+    """The same searches through the real API (uvicorn on a loopback port, Bearer key)."""
+    import httpx
+    import uvicorn
+
+    from api.app import create_app
+
+    key = "gm_bench_" + secrets.token_urlsafe(16)
+    app = create_app(settings.model_copy(update={"api_keys": {hash_api_key(key): tenant}}), mem)
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    )
+    thread = threading.Thread(target=server.run, name="bench-uvicorn", daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the benchmark's API server did not start")
+            time.sleep(0.05)
+        bodies = [{"query": p.query, "owner": p.owner} for p in probes]
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers,
+                          timeout=60) as client:
+            for body in bodies[:WARMUP]:
+                client.post("/v1/search", json=body).raise_for_status()
+            times = []
+            for body in bodies:
+                t0 = time.perf_counter()
+                client.post("/v1/search", json=body).raise_for_status()
+                times.append((time.perf_counter() - t0) * 1000)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+    return _percentiles(times)
+
+
+def _row(label: str, values: dict[str, float], fmt: str = "{:7.3f}") -> str:
+    return f"  {label:<18}" + "".join(fmt.format(values[str(b)]) for b in BUDGETS)
+
+
+def report(out: dict[str, Any]) -> str:
+    """The figures as a plain-text table."""
+    head = f"  {'':<18}" + "".join(f"{'@' + str(b):>7}" for b in BUDGETS)
+    ing, lat = out["ingest"], out["latency_ms"]
+    lines = [
+        f"LoCoMo evidence recall: {out['conversations']} conversations, {ing['messages']} "
+        f"messages, {out['questions']} questions (categories 1-4), preset "
+        f"{out['settings']['preset']!r}",
+        "", "Recall (share of gold evidence among the returned messages), by message budget",
+        head, *(_row(m, out["methods"][m]["recall"]) for m in METHODS),
+    ]
+    for cat, name in CATEGORIES.items():
+        n = out["questions_by_category"][str(cat)]
+        lines += ["", f"Category {cat} {name} (n={n})", head]
+        lines += [_row(m, out["methods"][m]["recall_by_category"][str(cat)]) for m in METHODS]
+    lines += ["", "Mean context tokens", head]
+    lines += [_row(m, out["methods"][m]["context_tokens"], "{:7.0f}") for m in METHODS]
+    lines += [
+        "", f"Ingest: {ing['messages']} messages in {ing['seconds']:.1f} s = "
+        f"{ing['messages_per_s']:.1f} messages/s (batches of {BATCH}, embedding + commit)",
+        "Search latency (rrf_expand, k=10, no budget)        p50 ms   p95 ms",
+        *(f"  {label:<48}{lat[key]['p50']:>7.1f}  {lat[key]['p95']:>7.1f}" for key, label in (
+            ("inprocess", "in-process, calling (main) thread"),
+            ("inprocess_worker_thread", "in-process, worker thread"),
+            ("http", "HTTP POST /v1/search (uvicorn, loopback)"))),
+    ]
+    if "units" in out:
+        lines += ["", "Unit study: vector recall alone, exact cosine, by embedded unit", head]
+        lines += [_row(k, out["units"][k]["recall"]) for k in KINDS]
+    lines += ["", f"Total {out['duration_s']:.0f} s"]
+    return "\n".join(lines)
+
+
+def main(
+    settings: Settings,
+    data: Path,
+    json_out: Path | None,
+    limit: int | None,
+    *,
+    units: bool = True,
+) -> dict[str, Any]:
+    """Run the benchmark, print the table, write ``json_out``; returns the figures."""
+    import json
+
+    started = datetime.now(UTC)
+    t_start = time.perf_counter()
+    raw = data.read_bytes()
+    convs = locomo.load(data)[:limit] if limit is not None else locomo.load(data)
+    probes, skipped = probes_of(convs)
+    tenant = "bench-" + secrets.token_hex(6)
+    mem = Memory.open(settings)
+    rs = mem.retrieval_settings()
+    owners: list[str] = []
+    out: dict[str, Any] = {
+        "started_at": started.isoformat(),
+        "data": {"path": str(data.resolve()), "sha256": hashlib.sha256(raw).hexdigest()},
+        "settings": {"preset": settings.retrieval_preset, **dataclasses.asdict(rs),
+                     "embedding_model": mem.embedder.name,
+                     "embedding_dimensions": mem.embedder.dimensions,
+                     "neo4j_version": settings.neo4j_version, "ingest_batch": BATCH,
+                     "torch_threads": _torch_threads(), "cpus": os.cpu_count()},
+        "tenant": tenant, "conversations": len(convs), "questions": len(probes),
+        "questions_by_category": {
+            str(c): sum(p.category == c for p in probes) for c in CATEGORIES
+        },
+        "skipped": skipped,
+    }
+    try:
+        _log(f"ingesting {len(convs)} conversations into tenant {tenant}")
+        out["ingest"] = ingest_all(mem, tenant, convs, owners)
+        _log(f"scoring {len(probes)} questions x {len(METHODS)} methods x {len(BUDGETS)} budgets")
+        out["methods"] = score(mem, tenant, probes, rs)
+        _log("measuring latency")
+        with ThreadPoolExecutor(1) as pool:  # the API runs searches in worker threads too
+            worker = pool.submit(latency_inprocess, mem, tenant, probes).result()
+        out["latency_ms"] = {
+            "inprocess": latency_inprocess(mem, tenant, probes),
+            "inprocess_worker_thread": worker,
+            "http": latency_http(settings, mem, tenant, probes),
+        }
+        if units:
+            _log("unit study")
+            out["units"] = unit_study(mem.embedder, convs, probes, BUDGETS)
+    finally:
+        try:
+            for owner in owners:
+                mem.delete_owner(tenant, owner)
+        finally:
+            mem.close()
+    out["duration_s"] = time.perf_counter() - t_start
+    print(report(out))
+    if json_out is not None:
+        json_out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return out

@@ -36,11 +36,17 @@ def _fail(exc: Exception) -> typer.Exit:
 
 # --- neo4j ------------------------------------------------------------------------------------
 @neo4j_app.command("start")
-def neo4j_start() -> None:
+def neo4j_start(
+    browser_setup: Annotated[bool, typer.Option(
+        help="After connecting, Neo4j Browser applies the graphmem style and opens the guide "
+        "(both served by the API, `graphmem serve`, on this machine)")] = True,
+) -> None:
     """Assemble (first time only), configure and start Neo4j; wait until Bolt answers."""
+    from api.browser import post_connect_cmd
+
     settings = Settings()
     try:
-        st = neo4j_server.start(settings)
+        st = neo4j_server.start(settings, post_connect_cmd(settings) if browser_setup else None)
     except neo4j_server.Neo4jServerError as exc:
         raise _fail(exc) from exc
     typer.echo(f"Neo4j {st.version} running (pid {st.pid})\n  bolt:    {st.bolt_uri}\n"
@@ -165,17 +171,24 @@ def serve(
 
 
 @app.command("demo")
-def demo(tenant: Tenant = "demo") -> None:
+def demo(
+    tenant: Tenant = "demo",
+    browser_setup: Annotated[bool, typer.Option(
+        help="After connecting, Neo4j Browser applies the graphmem style and opens the guide "
+        "to the audit queries on the demo data (both served by this API)")] = True,
+) -> None:
     """Start Neo4j, load the small demo memory, and serve the API (what `make run` does)."""
     import uvicorn
 
     from api.app import create_app
+    from api.browser import post_connect_cmd
     from graphmem import demo as demo_data
     from graphmem.service import Memory
 
     settings = Settings()
     try:
-        st = neo4j_server.start(settings)
+        connect_cmd = post_connect_cmd(settings, tenant) if browser_setup else None
+        st = neo4j_server.start(settings, connect_cmd)
         mem = Memory.open(settings)
         demo_data.load(mem, tenant)
     except (GraphMemError, neo4j_server.Neo4jServerError) as exc:
@@ -185,7 +198,9 @@ def demo(tenant: Tenant = "demo") -> None:
     typer.echo(
         f"\nAPI docs:      http://{settings.host}:{settings.port}/docs\n"
         f"Neo4j Browser: {st.browser_url}  (user neo4j, password in {settings.password_file})\n"
-        f"API key for tenant {tenant!r}: {key}\n"
+        + (f"  after connecting it applies the graphmem style and opens the guide "
+           f"({connect_cmd.rsplit(' ', 1)[-1]})\n" if connect_cmd else "")
+        + f"API key for tenant {tenant!r}: {key}\n"
         f"Try: curl -s -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' "
         f"-d '{{\"query\": \"rollback requirement\", \"owner\": \"alice\"}}' "
         f"http://{settings.host}:{settings.port}/v1/search\n"

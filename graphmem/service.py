@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from graphmem.config import Settings
@@ -39,6 +40,7 @@ class Memory:
         self.embedder = embedder
         self._ingestor = Ingestor(settings, embedder)
         self.facts = Facts(settings, store, embedder)
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
 
     @classmethod
     def open(cls, settings: Settings, *, apply_schema: bool = True) -> Memory:
@@ -53,6 +55,7 @@ class Memory:
         return cls(settings, store, embedder)
 
     def close(self) -> None:
+        self._pool.shutdown(wait=False)
         self.store.close()
 
     def ensure_schema(self) -> None:
@@ -94,7 +97,7 @@ class Memory:
     ) -> SearchResult:
         rs = rs or self.retrieval_settings(req.preset)
         return search(self.store.tenant(tenant), FactStore(self.store, tenant), self.embedder, req,
-                      rs)
+                      rs, self._pool)
 
 
 def _message(row: dict[str, Any]) -> Message:

@@ -1,7 +1,9 @@
 // Purpose: the neighbourhood of each hit along NEXT: up to $before earlier and $after later
-//   messages of the same session (at most 21 each way).
+//   messages of the same session (at most 21 each way), with the messages themselves, so that
+//   expansion needs no second round trip.
 // Parameters: $tenant, $ids, $before, $after
-// Columns: id (the hit), earlier (ids before it, oldest first), later (ids after it, in order)
+// Columns: id (the hit), earlier (messages before it, oldest first), message (the hit),
+//   later (messages after it, in order); each message a map without vectors
 UNWIND $ids AS id
 MATCH (m:Message {tenant: $tenant, id: id})
 CALL (m) {
@@ -14,6 +16,13 @@ CALL (m) {
   WHERE length(pa) <= $after
   RETURN pa ORDER BY length(pa) DESC LIMIT 1
 }
+WITH id, m,
+  CASE WHEN pb IS NULL THEN [] ELSE reverse(nodes(pb)[1..]) END AS earlier,
+  CASE WHEN pa IS NULL THEN [] ELSE nodes(pa)[1..] END AS later
 RETURN id,
-  CASE WHEN pb IS NULL THEN [] ELSE reverse([n IN nodes(pb) | n.id][1..]) END AS earlier,
-  CASE WHEN pa IS NULL THEN [] ELSE [n IN nodes(pa) | n.id][1..] END AS later
+  [n IN earlier | n {.id, .owner, .session_id, .speaker, .role, .text, .timestamp,
+                     .recorded_at, .batch_index}] AS earlier,
+  m {.id, .owner, .session_id, .speaker, .role, .text, .timestamp, .recorded_at,
+     .batch_index} AS message,
+  [n IN later | n {.id, .owner, .session_id, .speaker, .role, .text, .timestamp,
+                   .recorded_at, .batch_index}] AS later

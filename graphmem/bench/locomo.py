@@ -9,20 +9,24 @@ Also measured: ingest throughput, search latency in-process and over HTTP, and t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib
+import json
 import os
 import secrets
+import signal
 import socket
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -38,6 +42,7 @@ BUDGETS = (5, 10, 20, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 BATCH = 100
 WARMUP = 20
+T = TypeVar("T")
 
 
 def _log(text: str) -> None:
@@ -90,13 +95,15 @@ def ingest_all(
 
 
 def score(
-    mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSettings
+    mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSettings,
+    stop: threading.Event | None = None,
 ) -> dict[str, Any]:
     """One search per (question, method, budget); mean recall overall and per category, and the
     mean context tokens."""
     recall = {m: {b: [0.0] * len(probes) for b in BUDGETS} for m in METHODS}
     tokens = {m: {b: 0 for b in BUDGETS} for m in METHODS}
     for n, p in enumerate(probes):
+        _check(stop)
         for m in METHODS:
             for b in BUDGETS:
                 req = SearchRequest(query=p.query, owner=p.owner, method=m, max_messages=b)
@@ -111,9 +118,7 @@ def score(
         by_cat: dict[str, dict[str, float]] = {}
         for cat in CATEGORIES:
             idx = [i for i, p in enumerate(probes) if p.category == cat]
-            by_cat[str(cat)] = {
-                str(b): _mean([recall[m][b][i] for i in idx]) for b in BUDGETS
-            }
+            by_cat[str(cat)] = {str(b): _mean([recall[m][b][i] for i in idx]) for b in BUDGETS}
         out[m] = {
             "recall": {str(b): _mean(recall[m][b]) for b in BUDGETS},
             "recall_by_category": by_cat,
@@ -133,17 +138,55 @@ def _percentiles(ms: Sequence[float]) -> dict[str, float]:
     return {"p50": float(p50), "p95": float(p95), "n": float(len(ms))}
 
 
-def latency_inprocess(mem: Memory, tenant: str, probes: Sequence[Probe]) -> dict[str, float]:
+def latency_inprocess(
+    mem: Memory, tenant: str, probes: Sequence[Probe], stop: threading.Event | None = None
+) -> dict[str, float]:
     """`Memory.search` wall time, method rrf_expand, k=10, no budget, after a warm-up."""
     reqs = [SearchRequest(query=p.query, owner=p.owner) for p in probes]
     for r in reqs[:WARMUP]:
         mem.search(tenant, r)
     times = []
     for r in reqs:
+        _check(stop)
         t0 = time.perf_counter()
         mem.search(tenant, r)
         times.append((time.perf_counter() - t0) * 1000)
     return _percentiles(times)
+
+
+def _check(stop: threading.Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise RuntimeError("stopped")
+
+
+def _off_main(stop: threading.Event, fn: Callable[..., T], *args: Any) -> T:
+    """Run an untimed stage in a worker thread (there torch runs the model many times faster on a
+    busy machine, see `latency_ms.inprocess_worker_thread`); the caller stays responsive to
+    signals and tells the stage to stop if one interrupts it."""
+    with ThreadPoolExecutor(1, thread_name_prefix="bench") as pool:
+        future = pool.submit(fn, *args)
+        try:
+            return future.result()
+        except BaseException:
+            stop.set()
+            raise
+
+
+@contextlib.contextmanager
+def _sigterm_exits() -> Iterator[None]:
+    """SIGTERM raises SystemExit, so the cleanup in ``finally`` still runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _torch_threads() -> int | None:
@@ -238,28 +281,23 @@ def report(out: dict[str, Any]) -> str:
 
 
 def main(
-    settings: Settings,
-    data: Path,
-    json_out: Path | None,
-    limit: int | None,
-    *,
+    settings: Settings, data: Path, json_out: Path | None, limit: int | None, *,
     units: bool = True,
 ) -> dict[str, Any]:
     """Run the benchmark, print the table, write ``json_out``; returns the figures."""
-    import json
-
-    started = datetime.now(UTC)
-    t_start = time.perf_counter()
-    raw = data.read_bytes()
+    started, t_start = datetime.now(UTC), time.perf_counter()
     convs = locomo.load(data)[:limit] if limit is not None else locomo.load(data)
     probes, skipped = probes_of(convs)
     tenant = "bench-" + secrets.token_hex(6)
     mem = Memory.open(settings)
     rs = mem.retrieval_settings()
     owners: list[str] = []
+    stop = threading.Event()
+    stages: dict[str, float] = {}
     out: dict[str, Any] = {
         "started_at": started.isoformat(),
-        "data": {"path": str(data.resolve()), "sha256": hashlib.sha256(raw).hexdigest()},
+        "data": {"path": str(data.resolve()),
+                 "sha256": hashlib.sha256(data.read_bytes()).hexdigest()},
         "settings": {"preset": settings.retrieval_preset, **dataclasses.asdict(rs),
                      "embedding_model": mem.embedder.name,
                      "embedding_dimensions": mem.embedder.dimensions,
@@ -269,30 +307,36 @@ def main(
         "questions_by_category": {
             str(c): sum(p.category == c for p in probes) for c in CATEGORIES
         },
-        "skipped": skipped,
+        "skipped": skipped, "stage_seconds": stages,
     }
-    try:
-        _log(f"ingesting {len(convs)} conversations into tenant {tenant}")
-        out["ingest"] = ingest_all(mem, tenant, convs, owners)
-        _log(f"scoring {len(probes)} questions x {len(METHODS)} methods x {len(BUDGETS)} budgets")
-        out["methods"] = score(mem, tenant, probes, rs)
-        _log("measuring latency")
-        with ThreadPoolExecutor(1) as pool:  # the API runs searches in worker threads too
-            worker = pool.submit(latency_inprocess, mem, tenant, probes).result()
-        out["latency_ms"] = {
-            "inprocess": latency_inprocess(mem, tenant, probes),
-            "inprocess_worker_thread": worker,
-            "http": latency_http(settings, mem, tenant, probes),
-        }
-        if units:
-            _log("unit study")
-            out["units"] = unit_study(mem.embedder, convs, probes, BUDGETS)
-    finally:
+
+    def stage(name: str, fn: Callable[[], T]) -> T:
+        _log(f"{name} ...")
+        t0 = time.perf_counter()
+        result = fn()
+        stages[name] = time.perf_counter() - t0
+        return result
+
+    with _sigterm_exits():
         try:
-            for owner in owners:
-                mem.delete_owner(tenant, owner)
+            out["ingest"] = stage("ingest", lambda: ingest_all(mem, tenant, convs, owners))
+            out["methods"] = stage("recall", lambda: _off_main(
+                stop, score, mem, tenant, probes, rs, stop))
+            out["latency_ms"] = stage("latency", lambda: {
+                "inprocess": latency_inprocess(mem, tenant, probes),
+                "inprocess_worker_thread": _off_main(
+                    stop, latency_inprocess, mem, tenant, probes, stop),
+                "http": latency_http(settings, mem, tenant, probes),
+            })
+            if units:
+                out["units"] = stage("units", lambda: _off_main(
+                    stop, unit_study, mem.embedder, convs, probes, BUDGETS, stop))
         finally:
-            mem.close()
+            try:
+                for owner in owners:
+                    mem.delete_owner(tenant, owner)
+            finally:
+                mem.close()
     out["duration_s"] = time.perf_counter() - t_start
     print(report(out))
     if json_out is not None:

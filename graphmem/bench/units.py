@@ -13,6 +13,7 @@ the main benchmark (share of the gold evidence dia_ids among them). The kinds:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -117,6 +118,7 @@ def unit_study(
     conversations: Sequence[Conversation],
     probes: Sequence[Probe],
     budgets: Sequence[int],
+    stop: threading.Event | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """``{kind: {"recall": {budget: mean recall}}}`` over ``probes`` (as strings for JSON)."""
     totals = {kind: dict.fromkeys(budgets, 0.0) for kind in KINDS}
@@ -127,6 +129,8 @@ def unit_study(
         mine = [(i, p) for i, p in enumerate(probes) if p.owner == owner]
         if not mine:
             continue
+        if stop is not None and stop.is_set():
+            raise RuntimeError("stopped")
         scorers = _scorers(embedder, messages)
         ids = [m.id or "" for m in messages]
         for qi, probe in mine:

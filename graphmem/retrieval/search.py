@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
 from datetime import UTC, datetime
 from itertools import zip_longest
 from typing import Any
@@ -15,59 +16,67 @@ from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import Fused, rrf
 from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.store import Filters, TenantStore
+from graphmem.store.core import Row
 from graphmem.store.facts import FactStore
 
 
 def recall_lists(
-    store: TenantStore, vector: list[float] | None, req: SearchRequest, rs: RetrievalSettings
-) -> dict[str, list[str]]:
-    """The ranked message id lists the method asks for: ``vector`` and/or ``fulltext``."""
+    store: TenantStore, embedder: Embedder, req: SearchRequest, rs: RetrievalSettings,
+    pool: Executor | None = None,
+) -> tuple[dict[str, list[str]], list[float] | None]:
+    """The ranked message id lists the method asks for (``vector`` and/or ``fulltext``), and the
+    query vector. With a pool, the fulltext query runs while the query is being embedded."""
     filters = Filters(req.session_id, req.time_from, req.time_to)
+    query = lucene_escape(req.query) if req.method != "vector" else ""
+
+    def fulltext() -> list[tuple[str, float]]:
+        if not query:
+            return []
+        return store.fulltext_search(req.owner, query, rs.candidates, rs.overfetch, filters)
+
+    pending = pool.submit(fulltext) if pool is not None else None
     lists: dict[str, list[str]] = {}
+    vector = embedder.embed([req.query])[0] if req.method != "fulltext" else None
     if vector is not None:
         hits = store.vector_search(req.owner, vector, rs.candidates, rs.overfetch, filters)
         lists["vector"] = [id_ for id_, _ in hits]
     if req.method != "vector":
-        query = lucene_escape(req.query)
-        hits = (
-            store.fulltext_search(req.owner, query, rs.candidates, rs.overfetch, filters)
-            if query
-            else []
-        )
-        lists["fulltext"] = [id_ for id_, _ in hits]
-    return lists
+        found = pending.result() if pending is not None else fulltext()
+        lists["fulltext"] = [id_ for id_, _ in found]
+    return lists, vector
 
 
 def search(
     store: TenantStore, facts: FactStore, embedder: Embedder, req: SearchRequest,
-    rs: RetrievalSettings,
+    rs: RetrievalSettings, pool: Executor | None = None,
 ) -> SearchResult:
-    vector = embedder.embed([req.query])[0] if req.method != "fulltext" else None
     selected: list[Selected] = []
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, Row] = {}
     links: set[tuple[str, str]] = set()
+    vector = None
     if req.units != "observations":
-        selected, records, links = _messages(store, vector, req, rs)
+        lists, vector = recall_lists(store, embedder, req, rs, pool)
+        selected, records, links = _messages(store, lists, req, rs)
+    elif req.method != "fulltext":
+        vector = embedder.embed([req.query])[0]
     observations = _observations(facts, vector, req, rs) if req.units != "messages" else []
     return pack(req, selected, records, links, observations)
 
 
 def _messages(
-    store: TenantStore, vector: list[float] | None, req: SearchRequest, rs: RetrievalSettings
-) -> tuple[list[Selected], dict[str, dict[str, Any]], set[tuple[str, str]]]:
-    fused = rrf(recall_lists(store, vector, req, rs), rs.rrf_k)
+    store: TenantStore, lists: dict[str, list[str]], req: SearchRequest, rs: RetrievalSettings
+) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
+    fused = rrf(lists, rs.rrf_k)
     budget = req.max_messages if req.max_messages is not None else rs.max_messages
     nuclei = fused if budget is not None else fused[: req.k]
-    windows: dict[str, list[str]] = {}
-    links: set[tuple[str, str]] = set()
     if req.method == "rrf_expand" and nuclei:
         considered = nuclei[: budget if budget is not None else len(nuclei)]
-        windows, links = store.windows(
-            [n.id for n in considered], req.expand.before, req.expand.after
-        )
-    selected = select(nuclei, windows, budget, rs.neighbour_decay)
+        got = store.windows([n.id for n in considered], req.expand.before, req.expand.after)
+        selected = select(nuclei, got.windows, budget, rs.neighbour_decay)
+        return selected, got.records, got.links
+    selected = select(nuclei, {}, budget, rs.neighbour_decay)
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}
-    return selected, records, links
+    return selected, records, set()
 
 
 def _observations(

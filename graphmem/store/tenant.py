@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,16 @@ class Filters:
 
     def params(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "time_from": self.time_from, "time_to": self.time_to}
+
+
+@dataclass
+class Windows:
+    windows: dict[str, list[str]] = field(default_factory=dict)
+    """Hit id -> chronological ids of its window (the hit included)."""
+    links: set[tuple[str, str]] = field(default_factory=set)
+    """Pairs (a, b) with a NEXT b."""
+    records: dict[str, Row] = field(default_factory=dict)
+    """Every message read, by id."""
 
 
 class TenantStore:
@@ -122,21 +132,20 @@ class TenantStore:
         params = {"owner": owner, "query": query, **filters.params()}
         return ranked_search(self._run, "queries/fulltext_search", k, overfetch, params)[0]
 
-    def windows(
-        self, ids: list[str], before: int, after: int
-    ) -> tuple[dict[str, list[str]], set[tuple[str, str]]]:
-        """Each hit's window along NEXT, and the NEXT pairs seen (one step past each end too, so
-        that windows that merely touch are known to be consecutive)."""
+    def windows(self, ids: list[str], before: int, after: int) -> Windows:
+        """Each hit's window along NEXT, the NEXT pairs seen (one step past each end too, so
+        that windows that merely touch are known to be consecutive), and the messages read."""
         rows = self._run("queries/windows", ids=ids, before=before + 1, after=after + 1)
-        windows: dict[str, list[str]] = {}
-        links: set[tuple[str, str]] = set()
+        out = Windows()
         for r in rows:
-            earlier, later = r["earlier"], r["later"]
-            chain = [*earlier, r["id"], *later]
-            links.update(itertools.pairwise(chain))
+            chain = [*r["earlier"], r["message"], *r["later"]]
+            out.records.update((m["id"], m) for m in chain)
+            ids_ = [m["id"] for m in chain]
+            out.links.update(itertools.pairwise(ids_))
+            earlier = [m["id"] for m in r["earlier"]]
             kept_before = earlier[-before:] if before else []
-            windows[r["id"]] = [*kept_before, r["id"], *later[:after]]
-        return windows, links
+            out.windows[r["id"]] = [*kept_before, r["id"], *[m["id"] for m in r["later"]][:after]]
+        return out
 
 def ranked_search(
     run: Callable[..., list[Row]], name: str, k: int, overfetch: int, params: dict[str, Any],

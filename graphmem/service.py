@@ -11,6 +11,7 @@ from graphmem.config import Settings
 from graphmem.embeddings import Embedder, embedder_for
 from graphmem.errors import NotFound
 from graphmem.facts.service import Facts
+from graphmem.formation.run import Former
 from graphmem.ingest import Ingestor
 from graphmem.models import (
     DeleteReport,
@@ -40,6 +41,7 @@ class Memory:
         self.embedder = embedder
         self._ingestor = Ingestor(settings, embedder)
         self.facts = Facts(settings, store, embedder)
+        self.former = Former(store, embedder)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
 
     @classmethod

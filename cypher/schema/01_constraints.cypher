@@ -20,3 +20,9 @@ FOR (k:FactKey) REQUIRE (k.tenant, k.kind, k.owner, k.subject, k.type) IS UNIQUE
 
 CREATE CONSTRAINT fact_type_key IF NOT EXISTS
 FOR (t:FactType) REQUIRE (t.tenant, t.kind, t.name) IS UNIQUE;
+
+CREATE CONSTRAINT episode_key IF NOT EXISTS
+FOR (e:Episode) REQUIRE (e.tenant, e.id) IS UNIQUE;
+
+CREATE CONSTRAINT formation_lock_key IF NOT EXISTS
+FOR (l:FormationLock) REQUIRE (l.tenant, l.owner, l.session_id) IS UNIQUE;

@@ -26,3 +26,6 @@ FOR (f:Fact) ON (f.tenant, f.owner);
 
 CREATE INDEX fact_valid_from IF NOT EXISTS
 FOR (f:Fact) ON (f.valid_from);
+
+CREATE INDEX episode_owner IF NOT EXISTS
+FOR (e:Episode) ON (e.tenant, e.owner, e.reported_at);

@@ -1,4 +1,4 @@
-// Purpose: the recall indexes (fact_vector and fact_fulltext: observations and profile facts).
+// Purpose: the recall indexes (fact_*: observations and profile facts; episode_*: episodes).
 //   sentence_vector: cosine vector index on Sentence.embedding (sentence-level units, each PART_OF
 //     its message; the benchmark chose them: see README "Retrieval units"). Dimension from the embedder.
 //   message_fulltext: english-analysed fulltext index on Message.search_text (speaker and text).
@@ -17,4 +17,12 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_func
 
 CREATE FULLTEXT INDEX fact_fulltext IF NOT EXISTS
 FOR (f:Fact) ON EACH [f.search_text]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}};
+
+CREATE VECTOR INDEX episode_vector IF NOT EXISTS
+FOR (e:Episode) ON e.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
+
+CREATE FULLTEXT INDEX episode_fulltext IF NOT EXISTS
+FOR (e:Episode) ON EACH [e.search_text]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}};

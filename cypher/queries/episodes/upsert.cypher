@@ -1,0 +1,15 @@
+// Purpose: create an episode, or extend one with more messages (derived memory: its title,
+//   narrative and times are recomputed from all its messages), with DERIVED_FROM edges in order.
+// Parameters: $tenant, $id, $now, $props (episode properties), $message_ids (in order)
+// Columns: id, messages (how many it is derived from now)
+MERGE (e:Episode {tenant: $tenant, id: $id})
+  ON CREATE SET e.created_at = $now
+SET e += $props, e.updated_at = $now
+WITH e
+CALL (e) {
+  UNWIND range(0, size($message_ids) - 1) AS i
+  MATCH (m:Message {tenant: $tenant, id: $message_ids[i]})
+  MERGE (e)-[r:DERIVED_FROM]->(m)
+  SET r.idx = i
+}
+RETURN e.id AS id, COUNT { (e)-[:DERIVED_FROM]->() } AS messages

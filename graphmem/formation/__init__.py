@@ -1,0 +1,1 @@
+"""Formation: episodes, extraction and the jobs that run them."""

@@ -1,0 +1,115 @@
+"""Forming a session: its messages not yet in an episode become episodes (or extend the episode
+they continue). Idempotent and incremental: a message is in exactly one episode, ever. Runs as a
+`form_session` job (see `graphmem.worker`), never on the request path."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from graphmem.embeddings import Embedder
+from graphmem.formation.episodes import Draft, ExtractiveNarrator, Narrator, draft, episode_id
+from graphmem.formation.observer import WINDOW, BoundaryFinder, HeuristicFinder, Turn, segment
+from graphmem.store import Store
+from graphmem.store.episodes import EpisodeStore
+
+if TYPE_CHECKING:
+    from graphmem.service import Memory
+
+EMBED_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class FormationReport:
+    owner: str
+    session_id: str
+    created: int
+    extended: int
+    messages: int
+
+
+def _mean(vectors: Sequence[Sequence[float]]) -> tuple[float, ...]:
+    if not vectors:
+        return ()
+    return tuple(sum(col) / len(vectors) for col in zip(*vectors, strict=True))
+
+
+class Former:
+    def __init__(self, store: Store, embedder: Embedder, finder: BoundaryFinder | None = None,
+                 narrator: Narrator | None = None) -> None:
+        self._store = store
+        self._embedder = embedder
+        self.finder = finder or HeuristicFinder()
+        self.narrator = narrator or ExtractiveNarrator()
+
+    def form(self, tenant: str, owner: str, session_id: str) -> FormationReport:
+        episodes = EpisodeStore(self._store, tenant)
+        rows = episodes.session_turns(owner, session_id)
+        turns = [Turn(r["id"], r["speaker"], r["text"], r["timestamp"], _mean(r["vectors"]))
+                 for r in rows]
+        owner_of = {r["id"]: r["episode"] for r in rows}
+        plans = self._plan(owner, session_id, turns, owner_of)
+        if not plans:
+            return FormationReport(owner, session_id, 0, 0, 0)
+        texts = [f"{d.title}\n{d.narrative}"[:EMBED_CHARS] for _, d in plans]
+        vectors = self._embedder.embed(texts)
+        writes = [{"id": id_, "message_ids": d.turn_ids,
+                   "props": _props(owner, session_id, d, text, vector)}
+                  for (id_, d), text, vector in zip(plans, texts, vectors, strict=True)]
+        episodes.write(owner, session_id, writes, datetime.now(UTC))
+        extended = sum(1 for id_, _ in plans if id_ in owner_of.values())
+        fresh = sum(1 for t in turns if owner_of[t.id] is None)
+        return FormationReport(owner, session_id, len(plans) - extended, extended, fresh)
+
+    def _plan(self, owner: str, session_id: str, turns: list[Turn],
+              owner_of: dict[str, str | None]) -> list[tuple[str, Draft]]:
+        """(episode id, draft) for every episode to create or extend."""
+        members: dict[str, list[Turn]] = {}
+        for t in turns:
+            if owner_of[t.id] is not None:
+                members.setdefault(owner_of[t.id] or "", []).append(t)
+        touched: dict[str, list[Turn]] = {}
+        i = 0
+        while i < len(turns):
+            if owner_of[turns[i].id] is not None:
+                i += 1
+                continue
+            j = i
+            while j < len(turns) and owner_of[turns[j].id] is None:
+                j += 1
+            segments = segment(turns[i:j], self.finder)
+            before = owner_of[turns[i - 1].id] if i > 0 else None
+            if before is not None and not self._boundary_at(turns, i):
+                touched[before] = members[before] = [*members[before], *segments.pop(0)]
+            for seg in segments:
+                touched[episode_id(owner, session_id, seg[0].id)] = seg
+            i = j
+        position = {t.id: n for n, t in enumerate(turns)}
+        return [(id_, draft(sorted(ts, key=lambda t: position[t.id]), self.narrator))
+                for id_, ts in touched.items()]
+
+    def _boundary_at(self, turns: list[Turn], i: int) -> bool:
+        """Does a new episode start at turn i, seen with the two turns before it as context?"""
+        start = max(0, i - 2)
+        window = turns[start : start + WINDOW]
+        return (i - start) in self.finder.find(window, i - start)
+
+
+def _props(owner: str, session_id: str, d: Draft, text: str, vector: list[float]
+           ) -> dict[str, Any]:
+    return {
+        "owner": owner, "session_id": session_id, "title": d.title, "narrative": d.narrative,
+        "participants": d.participants, "reported_at": d.reported_at,
+        "reported_until": d.reported_until, "occurred_at": d.occurred_at,
+        "occurred_until": d.occurred_until, "formed_by": d.formed_by,
+        "message_count": len(d.turn_ids), "search_text": text, "embedding": vector,
+        "caption": d.title,
+    }
+
+
+def form_session(memory: Memory, job: Any) -> None:
+    """Job handler for kind ``form_session`` (payload: owner, session_id)."""
+    payload = job.payload
+    memory.former.form(job.tenant, payload["owner"], payload["session_id"])

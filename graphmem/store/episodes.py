@@ -1,0 +1,54 @@
+"""Episodes in Neo4j, bound to one tenant."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from neo4j import ManagedTransaction
+
+from graphmem import cypher
+from graphmem.errors import Conflict
+from graphmem.store.core import native
+
+if TYPE_CHECKING:
+    from graphmem.store.core import Row, Store
+
+
+class EpisodeStore:
+    def __init__(self, store: Store, tenant: str) -> None:
+        self._store = store
+        self.tenant = tenant
+
+    def session_turns(self, owner: str, session_id: str) -> list[Row]:
+        return self._store.run("queries/episodes/session_turns", tenant=self.tenant, owner=owner,
+                               session_id=session_id)
+
+    def write(self, owner: str, session_id: str, episodes: list[dict[str, Any]],
+              now: datetime) -> int:
+        """Write episodes ({id, props, message_ids}) of one session in one transaction, under the
+        session's formation lock; refuses (Conflict, nothing written) if another formation took
+        any of these messages meanwhile. Relinks the owner's episodes. Returns how many."""
+        tenant = self.tenant
+        assign = [{"message_id": m, "episode": e["id"]} for e in episodes
+                  for m in e["message_ids"]]
+
+        def work(tx: ManagedTransaction) -> int:
+            rows = tx.run(cypher.load("queries/episodes/lock"), tenant=tenant, owner=owner,
+                          session_id=session_id, now=now, assign=assign).data()
+            taken = rows[0]["taken"] if rows else []
+            if taken:
+                raise Conflict(f"messages formed by another worker meanwhile: {taken[:5]}")
+            for e in episodes:
+                tx.run(cypher.load("queries/episodes/upsert"), tenant=tenant, id=e["id"],
+                       now=now, props=e["props"], message_ids=e["message_ids"]).consume()
+            tx.run(cypher.load("queries/episodes/link_owner"), tenant=tenant,
+                   owner=owner).consume()
+            return len(episodes)
+
+        count: int = self._store.write_tx(work)
+        return count
+
+    def get(self, ids: list[str]) -> list[Row]:
+        rows = self._store.run("queries/episodes/get", tenant=self.tenant, ids=ids)
+        return [native(r) for r in rows]

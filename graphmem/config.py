@@ -9,10 +9,13 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from graphmem.llm.client import LLMSettings
 
 NEO4J_VERSION = "5.26.30"  # newest 5.26 LTS patch Maven Central resolved on 2026-11-30
 NEO4J_BROWSER_VERSION = "5.24.0"  # newest org.neo4j.client:neo4j-browser on Maven Central
@@ -109,6 +112,26 @@ class Settings(BaseSettings):
     require_sources_for_inferred: bool = Field(
         default=True, description="An inferred observation (explicit=false) must cite sources"
     )
+
+    # --- LLM (optional: every feature works without one) -------------------------------------
+    llm_base_url: str | None = Field(
+        default=None, description="Any OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"
+    )
+    llm_api_key: SecretStr | None = None
+    llm_model: str | None = None
+    llm_timeout_s: float = 30.0
+    llm_max_retries: int = 3
+    llm_json_mode: Literal["json_object", "json_schema", "none"] = "json_object"
+
+    def llm(self) -> LLMSettings:
+        """The LLM client's settings; ``enabled`` is False unless a base URL and model are set."""
+        from graphmem.llm.client import LLMSettings
+
+        return LLMSettings(
+            base_url=self.llm_base_url, api_key=self.llm_api_key, model=self.llm_model,
+            timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
+            json_mode=self.llm_json_mode,
+        )
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

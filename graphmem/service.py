@@ -41,7 +41,7 @@ class Memory:
         self.embedder = embedder
         self._ingestor = Ingestor(settings, embedder)
         self.facts = Facts(settings, store, embedder)
-        self.former = Former(store, embedder)
+        self.former = Former.for_settings(settings, store, embedder, self.facts)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
 
     @classmethod

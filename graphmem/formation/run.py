@@ -9,9 +9,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from graphmem.config import Settings
 from graphmem.embeddings import Embedder
+from graphmem.facts.service import Facts
+from graphmem.formation import extract
 from graphmem.formation.episodes import Draft, ExtractiveNarrator, Narrator, draft, episode_id
+from graphmem.formation.llm_episodes import LLMFinder, LLMNarrator
 from graphmem.formation.observer import WINDOW, BoundaryFinder, HeuristicFinder, Turn, segment
+from graphmem.llm.client import LLMClient
 from graphmem.store import Store
 from graphmem.store.episodes import EpisodeStore
 
@@ -37,12 +42,29 @@ def _mean(vectors: Sequence[Sequence[float]]) -> tuple[float, ...]:
 
 
 class Former:
+    """Forms episodes with the given finder and narrator (heuristic and extractive by default);
+    with an LLM client and the facts service, also extracts observations and profile operations
+    from every episode it creates or extends, through the Linker."""
+
     def __init__(self, store: Store, embedder: Embedder, finder: BoundaryFinder | None = None,
-                 narrator: Narrator | None = None) -> None:
+                 narrator: Narrator | None = None, llm: LLMClient | None = None,
+                 facts: Facts | None = None) -> None:
         self._store = store
         self._embedder = embedder
         self.finder = finder or HeuristicFinder()
         self.narrator = narrator or ExtractiveNarrator()
+        self._llm = llm
+        self._facts = facts
+
+    @classmethod
+    def for_settings(cls, settings: Settings, store: Store, embedder: Embedder,
+                     facts: Facts) -> Former:
+        """LLM path when an endpoint is configured, the no-LLM path otherwise."""
+        llm_settings = settings.llm()
+        if not llm_settings.enabled:
+            return cls(store, embedder)
+        client = LLMClient(llm_settings)
+        return cls(store, embedder, LLMFinder(client), LLMNarrator(client), client, facts)
 
     def form(self, tenant: str, owner: str, session_id: str) -> FormationReport:
         episodes = EpisodeStore(self._store, tenant)
@@ -59,9 +81,21 @@ class Former:
                    "props": _props(owner, session_id, d, text, vector)}
                   for (id_, d), text, vector in zip(plans, texts, vectors, strict=True)]
         episodes.write(owner, session_id, writes, datetime.now(UTC))
+        if self._llm is not None and self._facts is not None:
+            self._extract(tenant, owner, turns, plans)
         extended = sum(1 for id_, _ in plans if id_ in owner_of.values())
         fresh = sum(1 for t in turns if owner_of[t.id] is None)
         return FormationReport(owner, session_id, len(plans) - extended, extended, fresh)
+
+    def _extract(self, tenant: str, owner: str, turns: list[Turn],
+                 plans: list[tuple[str, Draft]]) -> None:
+        assert self._llm is not None and self._facts is not None
+        by_id = {t.id: t for t in turns}
+        profile = {f.type: f.content or "" for f in self._facts.query(tenant, "profile", owner)}
+        for _, d in plans:
+            stretch = [by_id[i] for i in d.turn_ids]
+            extract.apply(self._facts, tenant, owner, stretch,
+                          extract.extract(self._llm, owner, stretch, profile))
 
     def _plan(self, owner: str, session_id: str, turns: list[Turn],
               owner_of: dict[str, str | None]) -> list[tuple[str, Draft]]:

@@ -1,0 +1,42 @@
+"""The LLM path of episode formation: a `BoundaryFinder` and a `Narrator` that ask a model
+through `graphmem.llm.LLMClient` (any OpenAI-compatible endpoint)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from graphmem.formation.observer import Turn
+from graphmem.formation.prompts_episodes import boundary_messages, narrative_messages
+from graphmem.llm.client import LLMClient
+
+
+class Boundaries(BaseModel):
+    boundaries: list[int] = Field(default_factory=list)
+
+
+class Narrative(BaseModel):
+    title: str = Field(min_length=1, max_length=300)
+    narrative: str = Field(min_length=1, max_length=5000)
+
+
+class LLMFinder:
+    def __init__(self, client: LLMClient) -> None:
+        self._client = client
+
+    def find(self, window: Sequence[Turn], first_new: int) -> list[int]:
+        reply = self._client.complete_structured(
+            "episode_boundaries", boundary_messages(window, first_new), Boundaries)
+        return sorted({b for b in reply.boundaries if max(first_new, 1) <= b < len(window)})
+
+
+class LLMNarrator:
+    def __init__(self, client: LLMClient) -> None:
+        self._client = client
+        self.name = f"llm:{client.model}"
+
+    def narrate(self, turns: Sequence[Turn]) -> tuple[str, str]:
+        reply = self._client.complete_structured(
+            "episode_narrative", narrative_messages(turns), Narrative)
+        return reply.title.strip(), reply.narrative.strip()

@@ -74,6 +74,7 @@ class Former:
         owner_of = {r["id"]: r["episode"] for r in rows}
         plans = self._plan(owner, session_id, turns, owner_of)
         if not plans:
+            self._extract(episodes, tenant, owner, session_id)
             return FormationReport(owner, session_id, 0, 0, 0)
         texts = [f"{d.title}\n{d.narrative}"[:EMBED_CHARS] for _, d in plans]
         vectors = self._embedder.embed(texts)
@@ -81,21 +82,24 @@ class Former:
                    "props": _props(owner, session_id, d, text, vector)}
                   for (id_, d), text, vector in zip(plans, texts, vectors, strict=True)]
         episodes.write(owner, session_id, writes, datetime.now(UTC))
-        if self._llm is not None and self._facts is not None:
-            self._extract(tenant, owner, turns, plans)
+        self._extract(episodes, tenant, owner, session_id)
         extended = sum(1 for id_, _ in plans if id_ in owner_of.values())
         fresh = sum(1 for t in turns if owner_of[t.id] is None)
         return FormationReport(owner, session_id, len(plans) - extended, extended, fresh)
 
-    def _extract(self, tenant: str, owner: str, turns: list[Turn],
-                 plans: list[tuple[str, Draft]]) -> None:
-        assert self._llm is not None and self._facts is not None
-        by_id = {t.id: t for t in turns}
+    def _extract(self, episodes: EpisodeStore, tenant: str, owner: str,
+                 session_id: str) -> None:
+        """LLM path: extract facts from every episode of the session not extracted yet (new,
+        extended, or left over by a failed run: a failure raises, and the job retries)."""
+        if self._llm is None or self._facts is None:
+            return
         profile = {f.type: f.content or "" for f in self._facts.query(tenant, "profile", owner)}
-        for _, d in plans:
-            stretch = [by_id[i] for i in d.turn_ids]
-            extract.apply(self._facts, tenant, owner, stretch,
-                          extract.extract(self._llm, owner, stretch, profile))
+        for row in episodes.unextracted(owner, session_id):
+            stretch = [Turn(m["id"], m["speaker"], m["text"], m["timestamp"])
+                       for m in row["messages"]]
+            found = extract.extract(self._llm, owner, stretch, profile)
+            extract.apply(self._facts, tenant, owner, stretch, found)
+            episodes.mark_extracted(row["id"], self._llm.model, datetime.now(UTC))
 
     def _plan(self, owner: str, session_id: str, turns: list[Turn],
               owner_of: dict[str, str | None]) -> list[tuple[str, Draft]]:

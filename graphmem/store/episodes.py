@@ -52,3 +52,11 @@ class EpisodeStore:
     def get(self, ids: list[str]) -> list[Row]:
         rows = self._store.run("queries/episodes/get", tenant=self.tenant, ids=ids)
         return [native(r) for r in rows]
+
+    def unextracted(self, owner: str, session_id: str) -> list[Row]:
+        return self._store.run("queries/episodes/unextracted", tenant=self.tenant, owner=owner,
+                               session_id=session_id)
+
+    def mark_extracted(self, id_: str, model: str, now: datetime) -> None:
+        self._store.run("queries/episodes/mark_extracted", write=True, tenant=self.tenant, id=id_,
+                        now=now, model=model)

@@ -1,10 +1,11 @@
 // Purpose: create an episode, or extend one with more messages (derived memory: its title,
 //   narrative and times are recomputed from all its messages), with DERIVED_FROM edges in order.
+//   Its facts are extracted again (extracted_at is cleared) when an LLM is configured.
 // Parameters: $tenant, $id, $now, $props (episode properties), $message_ids (in order)
 // Columns: id, messages (how many it is derived from now)
 MERGE (e:Episode {tenant: $tenant, id: $id})
   ON CREATE SET e.created_at = $now
-SET e += $props, e.updated_at = $now
+SET e += $props, e.updated_at = $now, e.extracted_at = null
 WITH e
 CALL (e) {
   UNWIND range(0, size($message_ids) - 1) AS i

@@ -133,6 +133,26 @@ class Settings(BaseSettings):
             json_mode=self.llm_json_mode,
         )
 
+    # --- Jobs (graphmem.jobs, `graphmem worker`) ----------------------------------------------
+    formation_jobs: bool = Field(
+        default=True,
+        description="Ingest enqueues a form_session job per touched session, in the batch's "
+        "own transaction (a 2xx means the job is committed too)",
+    )
+    job_lease_s: float = Field(
+        default=60.0, gt=0,
+        description="How long a claimed job is a worker's without a heartbeat; a crashed "
+        "worker's job is claimed again after this",
+    )
+    job_max_attempts: int = Field(default=5, ge=1, description="Runs before a job is failed")
+    job_backoff_base_s: float = Field(
+        default=5.0, ge=0, description="Retry delay after the first failure, doubled per attempt"
+    )
+    job_backoff_max_s: float = Field(default=600.0, ge=0, description="Cap of the retry delay")
+    worker_poll_s: float = Field(
+        default=1.0, gt=0, description="A worker's pause when no job is claimable"
+    )
+
     @model_validator(mode="after")
     def _check(self) -> Settings:
         if self.allow_anonymous and not _is_loopback(self.host):

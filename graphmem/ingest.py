@@ -10,9 +10,10 @@ import uuid
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
+from graphmem import temporal
 from graphmem.config import Settings
 from graphmem.embeddings import Embedder
 from graphmem.errors import Conflict, InvalidInput
@@ -46,6 +47,13 @@ def content_hash(m: MessageIn) -> str:
     return hashlib.sha256(json.dumps(body).encode("utf-8")).hexdigest()
 
 
+def _event_dates(m: MessageIn) -> dict[str, list[date]]:
+    """The days the message's time expressions refer to, resolved against its timestamp
+    ("yesterday" said on 2023-05-08 -> 2023-05-07): event time, kept apart from when it was said."""
+    spans = temporal.event_dates(m.text, m.timestamp)
+    return {"event_starts": [a for a, _ in spans], "event_ends": [b for _, b in spans]}
+
+
 @dataclass(frozen=True)
 class Prepared:
     messages: list[dict[str, Any]]
@@ -71,6 +79,7 @@ def prepare(batch: list[MessageIn], settings: Settings) -> Prepared:
             "role": m.role, "text": m.text, "search_text": f"{m.speaker}: {m.text}",
             "timestamp": m.timestamp, "metadata_json": json.dumps(m.metadata, sort_keys=True),
             "content_hash": content_hash(m), "index": i,
+            **_event_dates(m),
         }
         if id_ in rows and rows[id_]["content_hash"] != row["content_hash"]:
             raise Conflict(f"messages[{i}].id: {id_!r} appears twice with different content")

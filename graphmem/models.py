@@ -8,9 +8,9 @@ from typing import Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 Scalar = str | int | float | bool | None
-Rule = Literal["vector", "fulltext", "neighbour"]
+Rule = Literal["vector", "fulltext", "neighbour", "episode"]
 Method = Literal["fulltext", "vector", "rrf", "rrf_expand"]
-Units = Literal["messages", "observations", "both"]
+Units = Literal["messages", "observations", "both", "episodes"]
 
 
 def utc(ts: datetime) -> datetime:
@@ -99,7 +99,8 @@ class SearchRequest(_Strict):
     preset: str | None = Field(default=None, description="Named retrieval preset")
     units: Units = Field(
         default="messages", description="What to recall: raw messages, observations, or both "
-        "(ranked separately and interleaved, never score-compared)")
+        "(ranked separately and interleaved, never score-compared); or episodes, each returned "
+        "with all its source messages (they count against max_messages)")
     as_of: AwareDatetime | None = Field(
         default=None, description="Observations valid at this time (default: now)")
 
@@ -128,6 +129,18 @@ class FactHit(BaseModel):
     sources: list[str]
 
 
+class EpisodeHit(BaseModel):
+    id: str
+    title: str
+    narrative: str
+    reported_at: datetime
+    occurred_at: datetime
+    occurred_until: datetime
+    score: float
+    rules: list[Rule]
+    messages: list[str]
+
+
 class UnitRef(BaseModel):
     unit: Literal["message", "observation"]
     id: str
@@ -138,6 +151,7 @@ class SearchResult(BaseModel):
     method: Method
     hits: list[Hit] = Field(description="Messages, in chronological order")
     observations: list[FactHit] = Field(default_factory=list, description="Best first")
+    episodes: list[EpisodeHit] = Field(default_factory=list, description="Best first")
     interleaved: list[UnitRef] = Field(
         default_factory=list,
         description="With units=both: message nuclei and observations alternately, each in its "

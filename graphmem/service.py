@@ -24,6 +24,7 @@ from graphmem.models import (
 from graphmem.retrieval import RetrievalSettings, preset
 from graphmem.retrieval.search import search
 from graphmem.store import Store
+from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
 
 
@@ -98,8 +99,8 @@ class Memory:
         self, tenant: str, req: SearchRequest, rs: RetrievalSettings | None = None
     ) -> SearchResult:
         rs = rs or self.retrieval_settings(req.preset)
-        return search(self.store.tenant(tenant), FactStore(self.store, tenant), self.embedder, req,
-                      rs, self._pool)
+        return search(self.store.tenant(tenant), FactStore(self.store, tenant),
+                      EpisodeStore(self.store, tenant), self.embedder, req, rs, self._pool)
 
 
 def _message(row: dict[str, Any]) -> Message:

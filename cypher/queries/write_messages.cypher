@@ -3,7 +3,7 @@
 //   `caption` (speaker and a text excerpt) is what Neo4j Browser shows on the node.
 // Parameters: $tenant, $batch (string), $now (datetime), $rows: list of maps
 //   {id, owner, session_id, speaker, role, text, search_text, timestamp, metadata_json,
-//    content_hash, index}
+//    content_hash, index, event_starts, event_ends (dates the text refers to, resolved)}
 // Columns: id, created (true if this batch created it), conflict (true if the stored message
 //   with this id has other content)
 UNWIND $rows AS row
@@ -13,6 +13,7 @@ MERGE (m:Message {tenant: $tenant, id: row.id})
     m.role = row.role, m.text = row.text, m.search_text = row.search_text,
     m.timestamp = row.timestamp, m.metadata_json = row.metadata_json,
     m.content_hash = row.content_hash, m.recorded_at = $now, m.batch = $batch,
+    m.event_starts = row.event_starts, m.event_ends = row.event_ends,
     m.batch_index = row.index,
     m.caption = row.speaker + ': ' +
       CASE WHEN size(row.text) > 60 THEN left(row.text, 57) + '...' ELSE row.text END

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
+from graphmem import temporal
+
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
@@ -28,15 +30,22 @@ def estimate_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
-def render(blocks: Sequence[Sequence[Renderable]]) -> str:
-    """One paragraph per cluster: a header with session and date, then one line per message."""
+def _text(m: Renderable, normalise_time: bool) -> str:
+    return temporal.annotate(m.text, m.timestamp) if normalise_time else m.text
+
+
+def render(blocks: Sequence[Sequence[Renderable]], normalise_time: bool = True) -> str:
+    """One paragraph per cluster: a header with session and date, then one line per message.
+    With ``normalise_time``, relative time expressions show their resolved dates:
+    "yesterday [2023-05-07]" (the stored text is never changed)."""
     parts = []
     for block in blocks:
         if not block:
             continue
         first = block[0]
         header = f"## session {first.session_id} · {first.timestamp:%Y-%m-%d %H:%M} UTC"
-        lines = [f"[{m.timestamp:%Y-%m-%d %H:%M}] {m.speaker}: {m.text}" for m in block]
+        lines = [f"[{m.timestamp:%Y-%m-%d %H:%M}] {m.speaker}: {_text(m, normalise_time)}"
+                 for m in block]
         parts.append("\n".join([header, *lines]))
     return "\n\n".join(parts)
 

@@ -9,7 +9,7 @@ from itertools import zip_longest
 from typing import Any
 
 from graphmem.embeddings import Embedder
-from graphmem.models import FactHit, Hit, SearchRequest, SearchResult, UnitRef
+from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, UnitRef
 from graphmem.retrieval.context import estimate_tokens, render, render_facts
 from graphmem.retrieval.expansion import Selected, clusters, select
 from graphmem.retrieval.fulltext import lucene_escape
@@ -17,6 +17,7 @@ from graphmem.retrieval.fusion import Fused, rrf
 from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.store import Filters, TenantStore
 from graphmem.store.core import Row
+from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
 
 
@@ -47,20 +48,22 @@ def recall_lists(
 
 
 def search(
-    store: TenantStore, facts: FactStore, embedder: Embedder, req: SearchRequest,
-    rs: RetrievalSettings, pool: Executor | None = None,
+    store: TenantStore, facts: FactStore, episodes: EpisodeStore, embedder: Embedder,
+    req: SearchRequest, rs: RetrievalSettings, pool: Executor | None = None,
 ) -> SearchResult:
     selected: list[Selected] = []
     records: dict[str, Row] = {}
     links: set[tuple[str, str]] = set()
     vector = None
+    if req.units == "episodes":
+        return _episodes(store, episodes, embedder, req, rs)
     if req.units != "observations":
         lists, vector = recall_lists(store, embedder, req, rs, pool)
         selected, records, links = _messages(store, lists, req, rs)
     elif req.method != "fulltext":
         vector = embedder.embed([req.query])[0]
     observations = _observations(facts, vector, req, rs) if req.units != "messages" else []
-    return pack(req, selected, records, links, observations)
+    return pack(req, selected, records, links, observations, rs.normalise_time)
 
 
 def _messages(
@@ -77,6 +80,50 @@ def _messages(
     selected = select(nuclei, {}, budget, rs.neighbour_decay)
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}
     return selected, records, set()
+
+
+def _episodes(
+    store: TenantStore, episodes: EpisodeStore, embedder: Embedder, req: SearchRequest,
+    rs: RetrievalSettings,
+) -> SearchResult:
+    """Episodes as the unit: each hit brings all its source messages, which count against the
+    budget (an episode that would overflow it is skipped; the first one is always kept)."""
+    lists: dict[str, list[str]] = {}
+    if req.method != "fulltext":
+        vector = embedder.embed([req.query])[0]
+        lists["vector"] = [i for i, _ in episodes.search("vector", req.owner, rs.candidates,
+                                                         rs.overfetch, vector=vector)]
+    query = lucene_escape(req.query)
+    if req.method != "vector" and query:
+        lists["fulltext"] = [i for i, _ in episodes.search("fulltext", req.owner, rs.candidates,
+                                                           rs.overfetch, query=query)]
+    fused = rrf(lists, rs.rrf_k)
+    budget = req.max_messages if req.max_messages is not None else rs.max_messages
+    limit = len(fused) if budget is not None else req.k
+    rows = {r["e"]["id"]: r for r in episodes.get([f.id for f in fused[:limit]])}
+    hits: list[EpisodeHit] = []
+    selected: dict[str, Selected] = {}
+    for f in fused[:limit]:
+        row = rows.get(f.id)
+        if row is None:
+            continue
+        fresh = [m for m in row["messages"] if m not in selected]
+        if budget is not None and hits and len(selected) + len(fresh) > budget:
+            continue
+        fields = {k: v for k, v in row["e"].items() if k in EpisodeHit.model_fields}
+        hits.append(EpisodeHit(**fields, score=f.score, rules=list(f.rules),  # type: ignore[arg-type]
+                               messages=row["messages"]))
+        selected.update((m, Selected(m, f.score, ("episode",), False)) for m in fresh)
+        if budget is not None and len(selected) >= budget:
+            break
+    records = {r["id"]: r for r in store.get_messages(list(selected))}
+    result = pack(req, list(selected.values()), records, _chained(hits), (), rs.normalise_time)
+    return result.model_copy(update={"episodes": hits})
+
+
+def _chained(hits: Sequence[EpisodeHit]) -> set[tuple[str, str]]:
+    """An episode's messages are consecutive: they render as one block."""
+    return {pair for h in hits for pair in zip(h.messages, h.messages[1:], strict=False)}
 
 
 def _observations(
@@ -107,6 +154,7 @@ def pack(
     records: Mapping[str, Mapping[str, Any]],
     links: set[tuple[str, str]],
     observations: Sequence[FactHit] = (),
+    normalise_time: bool = True,
 ) -> SearchResult:
     """Order the chosen messages in time, merge touching ones into clusters, interleave the
     ranked units, render the context (facts first, then one block per cluster)."""
@@ -128,7 +176,8 @@ def pack(
     ]
     by_id = {h.id: h for h in hits}
     runs = clusters([h.id for h in hits], links)
-    parts = [render_facts(observations), render([[by_id[i] for i in run] for run in runs])]
+    blocks = [[by_id[i] for i in run] for run in runs]
+    parts = [render_facts(observations), render(blocks, normalise_time)]
     context = "\n\n".join(p for p in parts if p)
     interleaved: list[UnitRef] = []
     if req.units == "both":

@@ -21,6 +21,8 @@ class RetrievalSettings:
     expand_after: int = 2
     neighbour_decay: float = 0.35
     """A neighbour at distance d earns nucleus score x decay^d (chosen on the LoCoMo dev set)."""
+    normalise_time: bool = True
+    """Show relative time expressions resolved in the context: "yesterday [2023-05-07]"."""
     max_messages: int | None = None
     """Budget of messages returned after expansion; None: every nucleus with its window."""
 

@@ -10,6 +10,7 @@ from neo4j import ManagedTransaction
 from graphmem import cypher
 from graphmem.errors import Conflict
 from graphmem.store.core import native
+from graphmem.store.tenant import ranked_search
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
@@ -60,3 +61,11 @@ class EpisodeStore:
     def mark_extracted(self, id_: str, model: str, now: datetime) -> None:
         self._store.run("queries/episodes/mark_extracted", write=True, tenant=self.tenant, id=id_,
                         now=now, model=model)
+
+    def search(self, index: str, owner: str, k: int, overfetch: int,
+               **params: Any) -> list[tuple[str, float]]:
+        """Ranked episodes of an owner; ``index`` is ``vector`` or ``fulltext``."""
+        return ranked_search(
+            lambda name, **p: self._store.run(name, tenant=self.tenant, **p),
+            f"queries/episodes/{index}_search", k, overfetch, {"owner": owner, **params},
+        )[0]

@@ -58,9 +58,14 @@ class TenantStore:
         now: datetime,
     ) -> list[Row]:
         """Store a batch in ONE transaction: messages (idempotent), sentence units of the new
-        ones, NEXT relinking of the touched sessions. Raises Conflict, writing nothing, if an id
-        is already stored with other content. Returns [{id, created}] in input order."""
+        ones, NEXT relinking of the touched sessions, and (setting ``formation_jobs``) a
+        ``form_session`` job per touched session, committed with the messages. Raises Conflict,
+        writing nothing, if an id is already stored with other content. Returns [{id, created}]
+        in input order."""
+        from graphmem.store.jobs import enqueue_tx, form_session_jobs
+
         tenant = self.tenant
+        settings = self._store.settings
 
         def work(tx: ManagedTransaction) -> list[Row]:
             rows = tx.run(
@@ -82,6 +87,8 @@ class TenantStore:
                     cypher.load("queries/link_sessions"), tenant=tenant, batch=batch, now=now,
                     sessions=[{k: v for k, v in s.items() if k != "ids"} for s in touched],
                 ).consume()
+                if settings.formation_jobs:
+                    enqueue_tx(tx, tenant, form_session_jobs(touched), settings.job_max_attempts)
             return [{"id": r["id"], "created": r["created"]} for r in rows]
 
         result: list[Row] = self._store.write_tx(work)

@@ -6,21 +6,24 @@
 //   wins; the others get claimed = false and try again. A crashed worker's job that has used all
 //   its attempts is marked failed instead. Times are Neo4j's clock: one clock for all workers.
 // Parameters: $worker (id of the claimer), $claim (token of this claim), $lease_ms (int),
+//   $spread (int: pick at random among the oldest $spread candidates; 1: the oldest),
 //   $kinds (list of kinds the worker handles), $tenant (string, or null: any tenant)
 // Columns: job (the job's properties after the claim), claimed (true: the caller owns it)
 CALL () {
   MATCH (c:Job)
   WHERE c.state = 'pending' AND c.run_after <= datetime() AND c.kind IN $kinds
     AND ($tenant IS NULL OR c.tenant = $tenant)
-  RETURN c, c.run_after AS since ORDER BY since LIMIT 1
+  RETURN c, c.run_after AS since ORDER BY since LIMIT $spread
   UNION ALL
   MATCH (c:Job)
   WHERE c.state = 'running' AND c.lease_until < datetime() AND c.kind IN $kinds
     AND ($tenant IS NULL OR c.tenant = $tenant)
-  RETURN c, c.lease_until AS since ORDER BY since LIMIT 1
+  RETURN c, c.lease_until AS since ORDER BY since LIMIT $spread
 }
-WITH c.tenant AS tenant, c.id AS id ORDER BY since LIMIT 1
-MATCH (j:Job {tenant: tenant, id: id})
+WITH c ORDER BY since LIMIT $spread
+WITH collect({tenant: c.tenant, id: c.id}) AS candidates
+WITH candidates[toInteger(rand() * size(candidates))] AS pick
+MATCH (j:Job {tenant: pick.tenant, id: pick.id})
 SET j._lock = true
 REMOVE j._lock
 WITH j, j.state AS state, j.attempts >= j.max_attempts AS used_up,

@@ -1,0 +1,167 @@
+"""Background jobs whose state lives in Neo4j: derived memory (formation) runs here, never on the
+request path, and is never silently dropped.
+
+A `:Job` is ``pending`` (claimable once ``run_after`` has passed), ``running`` (a worker holds
+it until ``lease_until``; its heartbeat extends the lease), ``done`` or ``failed`` (kept and
+listed; `JobQueue.rerun` puts it back). Guarantees:
+
+* Identity: a job's id is ``<kind>-<sha256(kind, key)[:20]>-<generation>``. While a job of a
+  kind+key is pending and unclaimed, enqueueing the same kind+key again does not add a job (its
+  payload is replaced by the newest); once it is claimed, the next enqueue creates generation
+  n+1, so work that arrived after a run started is run too.
+* Claiming is atomic: a claim locks the candidate and reads its state again under the lock, so
+  two workers never hold the same job. A job whose lease expired (its worker crashed) is
+  claimable again; delivery is at-least-once, so handlers must be idempotent.
+* A failed run goes back to pending after an exponential backoff (`backoff_s`) until
+  ``max_attempts`` runs were made, then stays ``failed`` with ``last_error``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from graphmem.errors import Conflict, NotFound
+from graphmem.store.jobs import FORM_SESSION, JobStore, NewJob
+
+if TYPE_CHECKING:
+    from graphmem.store import Store
+
+__all__ = ["FORM_SESSION", "Job", "JobList", "JobQueue", "JobState", "PermanentJobError",
+           "backoff_s"]
+
+JobState = Literal["pending", "running", "done", "failed"]
+STATES: tuple[JobState, ...] = ("pending", "running", "done", "failed")
+MAX_ERROR_CHARS = 4000
+CLAIM_TRIES = 10
+RETRY_SPREAD = 8
+
+
+class PermanentJobError(Exception):
+    """Raised by a handler when retrying cannot help: the job fails at once (re-runnable)."""
+
+
+class Job(BaseModel):
+    tenant: str
+    id: str
+    kind: str
+    key: str
+    state: JobState
+    attempts: int = Field(description="runs started (a rerun resets it)")
+    max_attempts: int
+    generation: int = Field(description="1 for the first job of this kind+key, then 2, ...")
+    payload: dict[str, Any] = Field(default_factory=dict)
+    last_error: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    run_after: datetime = Field(description="not claimable before")
+    lease_until: datetime | None = None
+    started_at: datetime | None = Field(default=None, description="when the last run began")
+    done_at: datetime | None = None
+    worker: str | None = Field(default=None, description="who claimed it last")
+    reruns: int = 0
+    caption: str | None = None
+    claim: str | None = Field(default=None, exclude=True, description="token of the last claim")
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Job:
+        data = {k: v for k, v in row.items() if k != "payload_json" and v is not None}
+        return cls(**data, payload=json.loads(row.get("payload_json") or "{}"))
+
+
+class JobList(BaseModel):
+    jobs: list[Job]
+    counts: dict[str, int] = Field(description="the tenant's jobs per state (all of them)")
+
+
+def backoff_s(attempts: int, base_s: float, max_s: float) -> float:
+    """Delay before the next run after ``attempts`` failed runs: base, 2 base, 4 base, ..."""
+    return float(min(max_s, base_s * 2.0 ** max(attempts - 1, 0)))
+
+
+def describe(exc: BaseException) -> str:
+    """What ``last_error`` records: the exception's type and message."""
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
+
+
+class JobQueue:
+    """The queue API over a `Store`; cheap to build (no state but the store's settings)."""
+
+    def __init__(self, store: Store) -> None:
+        self.settings = store.settings
+        self._jobs = JobStore(store)
+
+    def enqueue(self, tenant: str, kind: str, key: str,
+                payload: dict[str, Any] | None = None) -> str:
+        """Enqueue one job in its own transaction; returns its id."""
+        rows = self._jobs.enqueue(tenant, [NewJob(kind, key, payload or {})],
+                                  self.settings.job_max_attempts)
+        return str(rows[0]["id"])
+
+    def claim(self, worker_id: str, kinds: list[str], lease_s: float,
+              tenant: str | None = None) -> Job | None:
+        """The oldest claimable job of these kinds (of one tenant, or any), now running and
+        leased to ``worker_id``; None when there is none."""
+        for attempt in range(CLAIM_TRIES):
+            spread = 1 if attempt == 0 else RETRY_SPREAD  # lost a race: spread out
+            row, claimed = self._jobs.claim(worker_id, uuid.uuid4().hex, lease_s, kinds,
+                                            tenant, spread)
+            if row is None:
+                return None
+            if claimed:
+                return Job.from_row(row)
+        return None  # busy: the caller polls again
+
+    def heartbeat(self, job: Job, lease_s: float) -> bool:
+        """Extend the lease; False if the job is no longer ours (lease lost to a reclaim)."""
+        return self._jobs.heartbeat(job.tenant, job.id, _claim(job), lease_s)
+
+    def complete(self, job: Job) -> bool:
+        """Mark done; False if the job is no longer ours."""
+        return self._jobs.complete(job.tenant, job.id, _claim(job)) is not None
+
+    def fail(self, job: Job, error: str, retry: bool = True) -> Job | None:
+        """Record a failed run: pending after a backoff while attempts remain (and ``retry``),
+        else failed. None if the job is no longer ours."""
+        s = self.settings
+        again = retry and job.attempts < job.max_attempts
+        delay = backoff_s(job.attempts, s.job_backoff_base_s, s.job_backoff_max_s)
+        row = self._jobs.fail(job.tenant, job.id, _claim(job), error, again, delay)
+        return None if row is None else Job.from_row(row)
+
+    def get(self, tenant: str, job_id: str) -> Job:
+        row = self._jobs.get(tenant, job_id)
+        if row is None:
+            raise NotFound(f"no job {job_id!r}")
+        return Job.from_row(row)
+
+    def list(self, tenant: str, state: JobState | None = None, limit: int = 100,
+             skip: int = 0) -> builtins.list[Job]:
+        return [Job.from_row(r) for r in self._jobs.list(tenant, state, skip, limit)]
+
+    def counts(self, tenant: str) -> dict[str, int]:
+        found = self._jobs.counts(tenant)
+        return {s: found.get(s, 0) for s in STATES}
+
+    def rerun(self, tenant: str, job_id: str) -> Job:
+        """A failed or done job back to pending (attempts reset). NotFound for an unknown id,
+        Conflict if it is pending or running."""
+        found = self._jobs.rerun(tenant, job_id)
+        if found is None:
+            raise NotFound(f"no job {job_id!r}")
+        before, row = found
+        if before not in ("failed", "done"):
+            raise Conflict(f"job {job_id!r} is {before}: only failed or done jobs are rerun")
+        return Job.from_row(row)
+
+
+def _claim(job: Job) -> str:
+    if job.claim is None:
+        raise ValueError(f"job {job.id!r} was not claimed by this process")
+    return job.claim

@@ -1,0 +1,174 @@
+"""Workers: claim a job, run its handler while a heartbeat keeps the lease, record the outcome.
+
+Handlers are registered by kind: ``Worker(memory, {"form_session": form_session, ...})``. A
+handler that returns completes its job; one that raises fails the run (type and message go to
+``last_error``; retried with backoff, or at once failed for a `PermanentJobError`). A worker
+that dies mid-job loses nothing: its lease expires and another worker claims the job again.
+Run several in one process with `run_workers` (threads), or start several processes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+
+from graphmem.errors import GraphMemError
+from graphmem.jobs import FORM_SESSION, Job, JobQueue, PermanentJobError, describe
+from graphmem.service import Memory
+
+Handler = Callable[[Memory, Job], None]
+log = logging.getLogger("graphmem.worker")
+
+
+class FormationNotInstalled(PermanentJobError):
+    pass
+
+
+def form_session(memory: Memory, job: Job) -> None:
+    """``form_session`` handler: `graphmem.formation.run.form_session`, imported on first use;
+    without it the job fails visibly (and can be rerun once formation is installed)."""
+    try:
+        module = importlib.import_module("graphmem.formation.run")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("graphmem.formation", "graphmem.formation.run"):
+            raise
+        raise FormationNotInstalled(
+            "formation not installed: no module graphmem.formation.run; rerun this job once "
+            "it is") from exc
+    module.form_session(memory, job)
+
+
+DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session}
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class _Heartbeat(threading.Thread):
+    """Extends a job's lease every lease/3 seconds until stopped, or until the lease is lost."""
+
+    def __init__(self, queue: JobQueue, job: Job, lease_s: float) -> None:
+        super().__init__(name=f"graphmem-heartbeat-{job.id}", daemon=True)
+        self._queue, self._job, self._lease_s = queue, job, lease_s
+        self._done = threading.Event()
+        self.lost = False
+
+    def run(self) -> None:
+        while not self._done.wait(max(self._lease_s / 3.0, 0.05)):
+            try:
+                if not self._queue.heartbeat(self._job, self._lease_s):
+                    self.lost = True
+                    log.warning("job %s: lease lost to another worker", self._job.id)
+                    return
+            except GraphMemError as exc:  # Neo4j away: keep trying while the lease lasts
+                log.warning("job %s: heartbeat failed: %s", self._job.id, exc)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
+class Worker:
+    """One claimer. Thread-safe to run several over one `Memory`, each in its own thread."""
+
+    def __init__(
+        self, memory: Memory, handlers: Mapping[str, Handler] | None = None,
+        worker_id: str | None = None, lease_s: float | None = None, poll_s: float | None = None,
+        tenant: str | None = None, queue: JobQueue | None = None,
+    ) -> None:
+        self.memory = memory
+        self.handlers = dict(DEFAULT_HANDLERS if handlers is None else handlers)
+        if not self.handlers:
+            raise ValueError("a worker needs at least one handler")
+        self.worker_id = worker_id or default_worker_id()
+        self.lease_s = lease_s or memory.settings.job_lease_s
+        self.poll_s = poll_s or memory.settings.worker_poll_s
+        self.tenant = tenant
+        """Only this tenant's jobs (None: every tenant's)."""
+        self.queue = queue or JobQueue(memory.store)
+
+    def run_once(self) -> bool:
+        """Claim one job and run it; False when no job was claimable."""
+        job = self.queue.claim(self.worker_id, sorted(self.handlers), self.lease_s, self.tenant)
+        if job is None:
+            return False
+        self.run(job)
+        return True
+
+    def run(self, job: Job) -> None:
+        """Run a claimed job's handler under a heartbeat and record the outcome."""
+        beat = _Heartbeat(self.queue, job, self.lease_s)
+        beat.start()
+        error: str | None = None
+        retry = True
+        try:
+            self.handlers[job.kind](self.memory, job)
+        except PermanentJobError as exc:
+            error, retry = describe(exc), False
+        except Exception as exc:
+            error = describe(exc)
+        finally:
+            beat.stop()
+        if error is None:
+            ours = self.queue.complete(job)
+        else:
+            log.warning("job %s (%s) attempt %d failed: %s", job.id, job.kind, job.attempts,
+                        error)
+            ours = self.queue.fail(job, error, retry) is not None
+        if not ours:
+            log.warning("job %s: finished after its lease was lost; another worker has it",
+                        job.id)
+
+    def run_forever(self, stop: threading.Event, drain: bool = False) -> int:
+        """Work until ``stop`` is set (or, with ``drain``, until nothing is claimable); returns
+        how many jobs were run. Neo4j being away is logged and waited out."""
+        ran = 0
+        while not stop.is_set():
+            try:
+                worked = self.run_once()
+            except GraphMemError as exc:
+                log.warning("worker %s: %s", self.worker_id, exc)
+                worked = False
+            ran += worked
+            if not worked:
+                if drain:
+                    break
+                stop.wait(self.poll_s)
+        return ran
+
+
+def run_workers(
+    memory: Memory, handlers: Mapping[str, Handler] | None = None, concurrency: int = 1,
+    stop: threading.Event | None = None, drain: bool = False, lease_s: float | None = None,
+    poll_s: float | None = None, tenant: str | None = None,
+) -> int:
+    """Run ``concurrency`` workers as threads until ``stop`` is set (or, with ``drain``, until
+    no job is claimable); running jobs finish first. Returns the number of jobs run."""
+    stop = stop or threading.Event()
+    prefix = default_worker_id()
+    workers = [Worker(memory, handlers, f"{prefix}/{i}", lease_s, poll_s, tenant)
+               for i in range(concurrency)]
+    counts = [0] * concurrency
+
+    def loop(i: int) -> None:
+        counts[i] = workers[i].run_forever(stop, drain)
+
+    threads = [threading.Thread(target=loop, args=(i,), name=f"graphmem-worker-{i}")
+               for i in range(concurrency)]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    return sum(counts)

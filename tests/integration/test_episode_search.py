@@ -1,0 +1,61 @@
+"""Episodes as a search unit, and time normalisation in what is stored and rendered."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from graphmem.models import MessageIn, SearchRequest
+from graphmem.retrieval import preset
+from graphmem.service import Memory
+from tests.integration.helpers import msg, owner
+
+TALK = [
+    "I went to a pottery class yesterday and made a bowl.",
+    "Nice! Was it your first class?",
+    "Yes, the teacher Mira showed us how to centre the clay.",
+    "Sounds relaxing.",
+    "Totally different topic: my car broke down on the highway.",
+    "Oh no, did you call a tow truck?",
+    "Yes, the garage says the alternator is gone.",
+    "That will be expensive.",
+]
+
+
+def test_event_dates_are_stored(memory: Memory, tenant: str, cypher: Any) -> None:
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(0, who, text=TALK[0]))])
+    row = cypher("MATCH (m:Message {tenant: $t}) RETURN m.event_starts AS s, m.event_ends AS e",
+                 t=tenant)[0]
+    assert [d.to_native() for d in row["s"]] == [date(2023, 5, 7)]
+    assert [d.to_native() for d in row["e"]] == [date(2023, 5, 7)]
+
+
+def test_context_shows_resolved_dates(memory: Memory, tenant: str) -> None:
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, text=t))
+                           for i, t in enumerate(TALK)])
+    req = SearchRequest(query="pottery class", owner=who, k=1)
+    res = memory.search(tenant, req)
+    assert "yesterday [2023-05-07]" in res.context
+    assert all("[2023-05-07]" not in h.text for h in res.hits)  # the stored text is unchanged
+    raw = memory.search(tenant, req, preset("default").with_(normalise_time=False))
+    assert "[2023-05-07]" not in raw.context
+
+
+def test_episodes_unit(memory: Memory, tenant: str) -> None:
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, text=t))
+                           for i, t in enumerate(TALK)])
+    memory.former.form(tenant, who, "s1")
+    res = memory.search(tenant, SearchRequest(query="what happened to the car alternator",
+                                              owner=who, units="episodes", k=1))
+    assert len(res.episodes) == 1
+    episode = res.episodes[0]
+    assert [h.id for h in res.hits] == episode.messages
+    assert all(h.rules == ["episode"] for h in res.hits)
+    assert any("alternator" in h.text for h in res.hits)
+    budgeted = memory.search(tenant, SearchRequest(query="pottery and the car", owner=who,
+                                                   units="episodes", max_messages=3))
+    assert len(budgeted.episodes) == 1  # the first episode is kept whole, the budget is honest
+    assert len(budgeted.hits) == len(budgeted.episodes[0].messages)

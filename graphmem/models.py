@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 Scalar = str | int | float | bool | None
-Rule = Literal["vector", "fulltext", "neighbour", "episode"]
+Rule = Literal["vector", "fulltext", "neighbour", "episode", "time"]
 Method = Literal["fulltext", "vector", "rrf", "rrf_expand"]
 Units = Literal["messages", "observations", "both", "episodes"]
 
@@ -102,7 +102,12 @@ class SearchRequest(_Strict):
         "(ranked separately and interleaved, never score-compared); or episodes, each returned "
         "with all its source messages (they count against max_messages)")
     as_of: AwareDatetime | None = Field(
-        default=None, description="Observations valid at this time (default: now)")
+        default=None, description="Observations valid at this time (default: now); also the "
+        "'now' against which the query's own time expressions are resolved")
+    time_hint: Literal["boost", "restrict", "off"] = Field(
+        default="boost", description="When the query names a time ('in May 2023', 'last "
+        "year'): boost the messages of that time (an extra ranked list in the fusion), keep only "
+        "them, or ignore it")
 
 
 class Hit(BaseModel):

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from itertools import zip_longest
 from typing import Any
 
+from graphmem import temporal
 from graphmem.embeddings import Embedder
 from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, UnitRef
 from graphmem.retrieval.context import estimate_tokens, render, render_facts
@@ -69,7 +70,7 @@ def search(
 def _messages(
     store: TenantStore, lists: dict[str, list[str]], req: SearchRequest, rs: RetrievalSettings
 ) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
-    fused = rrf(lists, rs.rrf_k)
+    fused = _time_hint(store, req, rrf(lists, rs.rrf_k), lists, rs)
     budget = req.max_messages if req.max_messages is not None else rs.max_messages
     nuclei = fused if budget is not None else fused[: req.k]
     if req.method == "rrf_expand" and nuclei:
@@ -80,6 +81,19 @@ def _messages(
     selected = select(nuclei, {}, budget, rs.neighbour_decay)
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}
     return selected, records, set()
+
+
+def _time_hint(store: TenantStore, req: SearchRequest, fused: list[Fused],
+               lists: dict[str, list[str]], rs: RetrievalSettings) -> list[Fused]:
+    """A query that names a time boosts (or keeps only) the candidates of that time: they form
+    one more ranked list, in fused order, and the fusion runs again."""
+    span = temporal.query_range(req.query, req.as_of or datetime.now(UTC))
+    if req.time_hint == "off" or span is None or not fused:
+        return fused
+    inside = store.in_time_range([f.id for f in fused], *span)
+    if req.time_hint == "restrict":
+        return [f for f in fused if f.id in inside]
+    return rrf({**lists, "time": [f.id for f in fused if f.id in inside]}, rs.rrf_k)
 
 
 def _episodes(

@@ -139,6 +139,10 @@ class TenantStore:
         params = {"owner": owner, "query": query, **filters.params()}
         return ranked_search(self._run, "queries/fulltext_search", k, overfetch, params)[0]
 
+    def in_time_range(self, ids: list[str], start: datetime, end: datetime) -> set[str]:
+        rows = self._run("queries/in_time_range", ids=ids, start=start, end=end)
+        return {r["id"] for r in rows}
+
     def windows(self, ids: list[str], before: int, after: int) -> Windows:
         """Each hit's window along NEXT, the NEXT pairs seen (one step past each end too, so
         that windows that merely touch are known to be consecutive), and the messages read."""

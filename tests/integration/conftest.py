@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -20,8 +21,17 @@ from graphmem import neo4j_server
 from graphmem.config import Settings, hash_api_key
 from graphmem.service import Memory
 
-BOLT_PORT = int(os.environ.get("GRAPHMEM_TEST_BOLT_PORT", "47687"))
-HTTP_PORT = int(os.environ.get("GRAPHMEM_TEST_HTTP_PORT", "47474"))
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+# Free ports by default, so two test runs on one machine never meet each other's Neo4j.
+BOLT_PORT = int(os.environ.get("GRAPHMEM_TEST_BOLT_PORT") or _free_port())
+HTTP_PORT = int(os.environ.get("GRAPHMEM_TEST_HTTP_PORT") or _free_port())
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -59,3 +59,33 @@ def test_episodes_unit(memory: Memory, tenant: str) -> None:
                                                    units="episodes", max_messages=3))
     assert len(budgeted.episodes) == 1  # the first episode is kept whole, the budget is honest
     assert len(budgeted.hits) == len(budgeted.episodes[0].messages)
+
+
+def test_query_time_boosts_and_restricts(memory: Memory, tenant: str) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    who = owner()
+    may = datetime(2023, 5, 10, 12, tzinfo=UTC)
+    june = datetime(2023, 6, 20, 12, tzinfo=UTC)
+    memory.ingest(tenant, [
+        MessageIn(id=f"{who}-a", owner=who, session_id="may", speaker="ann",
+                  text="We went hiking in the hills.", timestamp=may),
+        MessageIn(id=f"{who}-b", owner=who, session_id="june", speaker="ann",
+                  text="We went hiking in the mountains, great hiking.", timestamp=june),
+        MessageIn(id=f"{who}-c", owner=who, session_id="june", speaker="ann",
+                  text="Last month [sic] we hiked by the lake.", timestamp=june + timedelta(1)),
+    ])
+    now = datetime(2023, 12, 1, tzinfo=UTC)
+
+    def ids(hint: str) -> list[str]:
+        req = SearchRequest(query="hiking in May 2023", owner=who, method="rrf", k=3,
+                            time_hint=hint, as_of=now)  # type: ignore[arg-type]
+        return [h.id for h in sorted(memory.search(tenant, req).hits, key=lambda h: -h.score)]
+
+    boosted = ids("boost")  # a (sent in May) and c (about May) before b, though b says hiking twice
+    assert set(boosted[:2]) == {f"{who}-a", f"{who}-c"} and boosted[2] == f"{who}-b"
+    top = memory.search(tenant, SearchRequest(query="hiking in May 2023", owner=who,
+                                              method="rrf", k=1, as_of=now)).hits[0]
+    assert "time" in top.rules
+    assert set(ids("restrict")) == {f"{who}-a", f"{who}-c"}  # c says "last month" in June
+    assert set(ids("off")) == {f"{who}-a", f"{who}-b", f"{who}-c"}

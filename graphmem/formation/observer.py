@@ -54,7 +54,8 @@ def segment(turns: Sequence[Turn], finder: BoundaryFinder, size: int = WINDOW,
     starts: set[int] = set()
     for start, first_new in windows(len(turns), size, overlap):
         window = turns[start : start + size]
-        starts.update(start + p for p in finder.find(window, first_new) if p >= max(first_new, 1))
+        starts.update(start + p for p in finder.find(window, first_new)
+                      if max(first_new, 1) <= p < len(window))
     episodes: list[list[Turn]] = []
     for i, turn in enumerate(turns):
         if i == 0 or i in starts:
@@ -92,7 +93,8 @@ class HeuristicFinder:
         last = 0
         for p in range(max(first_new, 1), len(window)):
             paused = window[p].timestamp - window[p - 1].timestamp > self.gap
-            dip = _depth(sims, p) >= self.depth
+            valley = sims[p] <= sims[p - 1] and (p + 1 >= len(sims) or sims[p] <= sims[p + 1])
+            dip = valley and _depth(sims, p) >= self.depth
             if paused or (dip and p - last >= self.min_turns and len(window) - p >= 2):
                 found.append(p)
                 last = p

@@ -170,6 +170,40 @@ def serve(
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
 
 
+# --- worker -----------------------------------------------------------------------------------
+@app.command("worker")
+def worker(
+    concurrency: Annotated[int, typer.Option(min=1, help="Worker threads in this process "
+                                             "(start more processes for more)")] = 1,
+    once: Annotated[bool, typer.Option(help="Exit once no job is claimable (drain)")] = False,
+) -> None:
+    """Run background jobs (formation) until stopped (Ctrl-C or SIGTERM: running jobs finish
+    first). A job left by a killed worker is claimed again once its lease expires."""
+    import signal
+    import threading
+
+    from graphmem import worker as jobs_worker
+    from graphmem.service import Memory
+
+    stop = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        mem = Memory.open(Settings())
+        try:
+            ran = jobs_worker.run_workers(mem, jobs_worker.DEFAULT_HANDLERS, concurrency, stop,
+                                          drain=once)
+        finally:
+            mem.close()
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    typer.echo(f"{ran} jobs run")
+
+
 @app.command("demo")
 def demo(
     tenant: Tenant = "demo",
@@ -213,12 +247,13 @@ def bench_locomo(
     data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file")],
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N conversations")] = None,
+    units: Annotated[bool, typer.Option("--units/--no-units", help="Run the unit study")] = True,
 ) -> None:
     """Evidence recall of fulltext / vector / rrf / rrf_expand at budgets 5-50, ingest
     throughput, search latency in-process and over HTTP. Cleans up what it wrote."""
     from graphmem.bench import locomo as bench
 
-    bench.main(Settings(), data, json_out, limit)
+    bench.main(Settings(), data, json_out, limit, units=units)
 
 
 def main() -> None:

@@ -91,7 +91,9 @@ class SearchRequest(_Strict):
     time_from: AwareDatetime | None = Field(default=None, description="inclusive, event time")
     time_to: AwareDatetime | None = Field(default=None, description="exclusive, event time")
     k: int = Field(default=10, ge=1, le=200, description="How many hits (nuclei) to expand")
-    expand: Expand = Field(default_factory=Expand)
+    expand: Expand | None = Field(
+        default=None, description="Window around each hit; default: the preset's (1 before, 2 "
+        "after in the default preset)")
     method: Method = "rrf_expand"
     max_messages: int | None = Field(
         default=None, ge=1, le=1000, description="Budget of returned messages after expansion"
@@ -170,3 +172,5 @@ class DeleteReport(BaseModel):
     messages: int
     sentences: int
     sessions: int
+    facts: int = 0
+    episodes: int = 0

@@ -1,23 +1,42 @@
 // Purpose: forget an owner, one bounded step at a time (callers repeat until nothing is left).
-//   Deletes up to $limit nodes of each kind owned by $owner in $tenant, with their relationships.
+//   Deletes up to $limit nodes of each kind owned by $owner in $tenant, with their relationships:
+//   sentences, messages, sessions, facts (and their chain keys), episodes (and formation locks).
 // Parameters: $tenant, $owner, $limit
-// Columns: sentences, messages, sessions (how many of each this step deleted)
-CALL (){
+// Columns: sentences, messages, sessions, facts, episodes (how many of each this step deleted)
+CALL () {
   MATCH (s:Sentence {tenant: $tenant, owner: $owner})
   WITH s LIMIT $limit
   DETACH DELETE s
   RETURN count(*) AS sentences
 }
-CALL (){
+CALL () {
   MATCH (m:Message {tenant: $tenant, owner: $owner})
   WITH m LIMIT $limit
   DETACH DELETE m
   RETURN count(*) AS messages
 }
-CALL (){
+CALL () {
   MATCH (x:Session {tenant: $tenant, owner: $owner})
   WITH x LIMIT $limit
   DETACH DELETE x
   RETURN count(*) AS sessions
 }
-RETURN sentences, messages, sessions
+CALL () {
+  MATCH (f:Fact {tenant: $tenant, owner: $owner})
+  WITH f LIMIT $limit
+  DETACH DELETE f
+  RETURN count(*) AS facts
+}
+CALL () {
+  MATCH (e:Episode {tenant: $tenant, owner: $owner})
+  WITH e LIMIT $limit
+  DETACH DELETE e
+  RETURN count(*) AS episodes
+}
+CALL () {
+  MATCH (k:FactKey|FormationLock {tenant: $tenant, owner: $owner})
+  WITH k LIMIT $limit
+  DETACH DELETE k
+  RETURN count(*) AS bookkeeping
+}
+RETURN sentences, messages, sessions, facts, episodes, bookkeeping

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from graphmem.bench.formation import form_all, score_episodes, temporal_in_context
 from graphmem.bench.units import KINDS, Probe, evidence_recall, unit_study
 from graphmem.config import Settings, hash_api_key
 from graphmem.datasets import locomo
@@ -196,6 +197,20 @@ def _torch_threads() -> int | None:
         return None
 
 
+def _revision() -> str | None:
+    """The commit the benchmark ran on (and whether the tree had changes), if in a checkout."""
+    import subprocess
+
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True, cwd=Path(__file__).parent).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, cwd=Path(__file__).parent).stdout
+        return rev + ("+changes" if dirty.strip() else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -273,6 +288,19 @@ def report(out: dict[str, Any]) -> str:
             ("inprocess_worker_thread", "in-process, worker thread"),
             ("http", "HTTP POST /v1/search (uvicorn, loopback)"))),
     ]
+    if "episodes" in out:
+        ep, tm = out["episodes"], out["temporal"]
+        lines += [
+            "", f"Episodes ({ep['formed_by']}): {ep['episodes']} from {ep['sessions']} sessions "
+            f"in {ep['formation_s']:.1f} s, {ep['messages_per_episode']:.1f} messages each",
+            head, _row("episodes recall", out["methods"]["episodes"]["recall"]),
+            _row("messages returned", out["methods"]["episodes"]["messages_returned"],
+                 "{:7.1f}"),
+            "", f"Temporal questions with a single-date answer (n={tm['questions']}): answer "
+            f"date in the context (rrf_expand, {tm['budget']} messages): normalised "
+            f"{tm['answer_in_context']['normalised']:.3f}, "
+            f"raw {tm['answer_in_context']['raw']:.3f}",
+        ]
     if "units" in out:
         lines += ["", "Unit study: vector recall alone, exact cosine, by embedded unit", head]
         lines += [_row(k, out["units"][k]["recall"]) for k in KINDS]
@@ -307,7 +335,7 @@ def main(
         "questions_by_category": {
             str(c): sum(p.category == c for p in probes) for c in CATEGORIES
         },
-        "skipped": skipped, "stage_seconds": stages,
+        "skipped": skipped, "stage_seconds": stages, "git_revision": _revision(),
     }
 
     def stage(name: str, fn: Callable[[], T]) -> T:
@@ -328,6 +356,13 @@ def main(
                     stop, latency_inprocess, mem, tenant, probes, stop),
                 "http": latency_http(settings, mem, tenant, probes),
             })
+            out["episodes"] = stage("formation", lambda: form_all(mem, tenant, convs))
+            out["methods"]["episodes"] = stage("episodes", lambda: _off_main(
+                stop, score_episodes, mem, tenant, probes, rs, BUDGETS))
+            answers = {(c.messages[0].owner, q.question): q.answer
+                       for c in convs if c.messages for q in c.questions}
+            out["temporal"] = stage("temporal", lambda: _off_main(
+                stop, temporal_in_context, mem, tenant, probes, answers, rs))
             if units:
                 out["units"] = stage("units", lambda: _off_main(
                     stop, unit_study, mem.embedder, convs, probes, BUDGETS, stop))

@@ -75,7 +75,9 @@ def _messages(
     nuclei = fused if budget is not None else fused[: req.k]
     if req.method == "rrf_expand" and nuclei:
         considered = nuclei[: budget if budget is not None else len(nuclei)]
-        got = store.windows([n.id for n in considered], req.expand.before, req.expand.after)
+        before = req.expand.before if req.expand is not None else rs.expand_before
+        after = req.expand.after if req.expand is not None else rs.expand_after
+        got = store.windows([n.id for n in considered], before, after)
         selected = select(nuclei, got.windows, budget, rs.neighbour_decay)
         return selected, got.records, got.links
     selected = select(nuclei, {}, budget, rs.neighbour_decay)

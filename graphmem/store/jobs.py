@@ -54,8 +54,8 @@ def enqueue_tx(
     tx: ManagedTransaction, tenant: str, jobs: list[NewJob], max_attempts: int
 ) -> list[Row]:
     """Enqueue inside the caller's transaction (so the jobs commit with the work that made
-    them). A job whose pending twin was claimed while we waited for its lock is enqueued again,
-    as a follow-up. Returns [{id, created}] per distinct (kind, key)."""
+    them). A row the query could not place (a racing enqueue created its job meanwhile) runs
+    again. Returns [{id, created}] per distinct (kind, key)."""
     todo = {j.slot: j for j in jobs}  # the last payload of a (kind, key) wins
     done: dict[str, Row] = {}
     for _ in range(ENQUEUE_ROUNDS):
@@ -63,12 +63,12 @@ def enqueue_tx(
             break
         rows = tx.run(cypher.load("queries/jobs/enqueue"), tenant=tenant,
                       max_attempts=max_attempts, jobs=[_row(j) for j in todo.values()]).data()
-        for slot, r in zip(todo, rows, strict=True):
-            if r["pending"]:
-                done[slot] = {"id": r["id"], "created": r["created"]}
+        for r in rows:
+            if r["enqueued"]:
+                done[r["slot"]] = {"id": r["id"], "created": r["created"]}
         todo = {s: j for s, j in todo.items() if s not in done}
     if todo:
-        raise RuntimeError(f"could not enqueue {sorted(todo)}: claimed {ENQUEUE_ROUNDS} times")
+        raise RuntimeError(f"could not enqueue {sorted(todo)} in {ENQUEUE_ROUNDS} rounds")
     return list(done.values())
 
 

@@ -89,3 +89,21 @@ def test_query_time_boosts_and_restricts(memory: Memory, tenant: str) -> None:
     assert "time" in top.rules
     assert set(ids("restrict")) == {f"{who}-a", f"{who}-c"}  # c says "last month" in June
     assert set(ids("off")) == {f"{who}-a", f"{who}-b", f"{who}-c"}
+
+
+def test_forgetting_an_owner_removes_derived_memory(memory: Memory, tenant: str,
+                                                      cypher: Any) -> None:
+    from graphmem.facts.models import ObservationIn
+
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, text=t))
+                           for i, t in enumerate(TALK)])
+    memory.former.form(tenant, who, "s1")
+    memory.facts.observe(tenant, [ObservationIn(owner=who, subject=who, type="car",
+                                                content="alternator broken",
+                                                sources=[f"{who}-s1-6"])])
+    report = memory.delete_owner(tenant, who)
+    assert report.messages == len(TALK) and report.facts == 1 and report.episodes >= 1
+    left = cypher("MATCH (n {tenant: $t}) WHERE n.owner = $o RETURN labels(n) AS l",
+                  t=tenant, o=who)
+    assert left == []

@@ -155,7 +155,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
-        if self.allow_anonymous and not _is_loopback(self.host):
+        if self.allow_anonymous and not is_loopback(self.host):
             raise ValueError(
                 f"allow_anonymous needs a loopback host, not {self.host!r}: anonymous access is "
                 "for a local dev server only"
@@ -181,7 +181,10 @@ class Settings(BaseSettings):
         return None
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str | None) -> bool:
+    """Is ``host`` (a name or an address) this machine's loopback?"""
+    if not host:
+        return False
     if host == "localhost":
         return True
     try:

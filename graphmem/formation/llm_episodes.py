@@ -22,6 +22,8 @@ class Narrative(BaseModel):
 
 
 class LLMFinder:
+    whole_stretch = False
+
     def __init__(self, client: LLMClient) -> None:
         self._client = client
 

@@ -4,7 +4,9 @@ Pure: no database, no model. Windows are ``size`` messages long and overlap by `
 first ``overlap`` messages of a window are context already decided by the previous window. A
 `BoundaryFinder` decides, for the new positions of a window, where a new episode starts; two are
 provided: `HeuristicFinder` (time gaps and drops in embedding similarity between neighbouring
-messages, no LLM) and, in `graphmem.formation.llm_finder`, one that asks a model.
+messages, no LLM; it sees a whole stretch at once, since a dip at a window's edge has no
+neighbour to judge it by) and, in `graphmem.formation.llm_episodes`, one that asks a model
+window by window.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ class Turn:
 
 
 class BoundaryFinder(Protocol):
+    """Finds episode starts. A finder may also say ``whole_stretch = True``: give it the whole
+    stretch as one window (a cheap finder judges dips better with all the context); otherwise
+    `segment` walks windows of ``size`` with ``overlap`` (a model's view)."""
+
     def find(self, window: Sequence[Turn], first_new: int) -> list[int]:
         """Positions ``p >= max(first_new, 1)`` of ``window`` where a new episode starts."""
         ...
@@ -51,6 +57,8 @@ def windows(n: int, size: int = WINDOW, overlap: int = OVERLAP) -> Iterator[tupl
 def segment(turns: Sequence[Turn], finder: BoundaryFinder, size: int = WINDOW,
             overlap: int = OVERLAP) -> list[list[Turn]]:
     """Split a session's turns (in order) into episodes; every turn lands in exactly one."""
+    if getattr(finder, "whole_stretch", False):
+        size = max(size, len(turns))
     starts: set[int] = set()
     for start, first_new in windows(len(turns), size, overlap):
         window = turns[start : start + size]
@@ -86,11 +94,13 @@ class HeuristicFinder:
     depth: float = 0.15
     span: int = 2
     min_turns: int = 3
+    whole_stretch: bool = True
 
     def find(self, window: Sequence[Turn], first_new: int) -> list[int]:
         sims = [1.0] + [self._similarity(window, p) for p in range(1, len(window))]
         found: list[int] = []
-        last = 0
+        # the context is decided already, but where its episode began is not known here
+        last = 0 if first_new == 0 else first_new - self.min_turns
         for p in range(max(first_new, 1), len(window)):
             paused = window[p].timestamp - window[p - 1].timestamp > self.gap
             valley = sims[p] <= sims[p - 1] and (p + 1 >= len(sims) or sims[p] <= sims[p + 1])

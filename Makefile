@@ -32,7 +32,7 @@ integration: setup
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q tests/integration
 
 lint: setup
-	$(BIN)/ruff check graphmem api tests
+	$(BIN)/ruff check graphmem api tests scripts
 	$(BIN)/mypy
 
 bench: setup

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi.responses import JSONResponse
 
-from api import facts, problems
+from api import browser, facts, jobs, problems
 from api.auth import tenant_dependency
 from api.limits import BodyLimit
 from graphmem import __version__
@@ -104,6 +104,8 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
 
     app.include_router(v1)
     app.include_router(facts.router(Tenant, Mem))
+    app.include_router(jobs.router(Tenant, Mem))
+    app.include_router(browser.router(settings))
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:

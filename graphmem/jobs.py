@@ -56,6 +56,7 @@ class Job(BaseModel):
     max_attempts: int
     generation: int = Field(description="1 for the first job of this kind+key, then 2, ...")
     payload: dict[str, Any] = Field(default_factory=dict)
+    owner: str | None = Field(default=None, description="whose data it works on, if anyone's")
     last_error: str | None = None
     created_at: datetime
     updated_at: datetime
@@ -97,10 +98,10 @@ class JobQueue:
         self.settings = store.settings
         self._jobs = JobStore(store)
 
-    def enqueue(self, tenant: str, kind: str, key: str,
-                payload: dict[str, Any] | None = None) -> str:
+    def enqueue(self, tenant: str, kind: str, key: str, payload: dict[str, Any] | None = None,
+                owner: str | None = None) -> str:
         """Enqueue one job in its own transaction; returns its id."""
-        rows = self._jobs.enqueue(tenant, [NewJob(kind, key, payload or {})],
+        rows = self._jobs.enqueue(tenant, [NewJob(kind, key, payload or {}, owner)],
                                   self.settings.job_max_attempts)
         return str(rows[0]["id"])
 

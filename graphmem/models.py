@@ -174,3 +174,4 @@ class DeleteReport(BaseModel):
     sessions: int
     facts: int = 0
     episodes: int = 0
+    jobs: int = 0

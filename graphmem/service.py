@@ -13,6 +13,7 @@ from graphmem.errors import NotFound
 from graphmem.facts.service import Facts
 from graphmem.formation.run import Former
 from graphmem.ingest import Ingestor
+from graphmem.jobs import JobQueue
 from graphmem.models import (
     DeleteReport,
     IngestReport,
@@ -60,6 +61,11 @@ class Memory:
     def close(self) -> None:
         self._pool.shutdown(wait=False)
         self.store.close()
+
+    @property
+    def jobs(self) -> JobQueue:
+        """The durable queue of background work (formation)."""
+        return JobQueue(self.store)
 
     def ensure_schema(self) -> None:
         self.store.apply_schema(self.embedder.name, self.embedder.dimensions)

@@ -127,13 +127,17 @@ class Worker:
 
     def run_forever(self, stop: threading.Event, drain: bool = False) -> int:
         """Work until ``stop`` is set (or, with ``drain``, until nothing is claimable); returns
-        how many jobs were run. Neo4j being away is logged and waited out."""
+        how many jobs were run. Errors of the queue itself (Neo4j away) are logged and waited
+        out; a job whose outcome could not be recorded is claimed again once its lease expires."""
         ran = 0
         while not stop.is_set():
             try:
                 worked = self.run_once()
             except GraphMemError as exc:
                 log.warning("worker %s: %s", self.worker_id, exc)
+                worked = False
+            except Exception:  # a long-running worker outlives surprises; its job's lease expires
+                log.exception("worker %s: unexpected error", self.worker_id)
                 worked = False
             ran += worked
             if not worked:

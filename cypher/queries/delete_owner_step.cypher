@@ -1,8 +1,10 @@
 // Purpose: forget an owner, one bounded step at a time (callers repeat until nothing is left).
 //   Deletes up to $limit nodes of each kind owned by $owner in $tenant, with their relationships:
-//   sentences, messages, sessions, facts (and their chain keys), episodes (and formation locks).
+//   sentences, messages, sessions, facts (and their chain keys), episodes (and formation locks),
+//   formation jobs.
 // Parameters: $tenant, $owner, $limit
-// Columns: sentences, messages, sessions, facts, episodes (how many of each this step deleted)
+// Columns: sentences, messages, sessions, facts, episodes, jobs, bookkeeping (how many of each
+//   this step deleted)
 CALL () {
   MATCH (s:Sentence {tenant: $tenant, owner: $owner})
   WITH s LIMIT $limit
@@ -34,9 +36,15 @@ CALL () {
   RETURN count(*) AS episodes
 }
 CALL () {
+  MATCH (j:Job {tenant: $tenant, owner: $owner})
+  WITH j LIMIT $limit
+  DETACH DELETE j
+  RETURN count(*) AS jobs
+}
+CALL () {
   MATCH (k:FactKey|FormationLock {tenant: $tenant, owner: $owner})
   WITH k LIMIT $limit
   DETACH DELETE k
   RETURN count(*) AS bookkeeping
 }
-RETURN sentences, messages, sessions, facts, episodes, bookkeeping
+RETURN sentences, messages, sessions, facts, episodes, jobs, bookkeeping

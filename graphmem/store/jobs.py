@@ -32,6 +32,8 @@ class NewJob:
     kind: str
     key: str
     payload: dict[str, Any] = field(default_factory=dict)
+    owner: str | None = None
+    """Whose data the job works on, if anyone's (forgetting an owner can find its jobs)."""
 
     def __post_init__(self) -> None:
         if not KIND.fullmatch(self.kind):
@@ -47,7 +49,8 @@ class NewJob:
 def form_session_jobs(sessions: Iterable[Row]) -> list[NewJob]:
     """One ``form_session`` job per session ({owner, session_id, ...} rows)."""
     return [NewJob(FORM_SESSION, f"{s['owner']}/{s['session_id']}",
-                   {"owner": s["owner"], "session_id": s["session_id"]}) for s in sessions]
+                   {"owner": s["owner"], "session_id": s["session_id"]}, s["owner"])
+            for s in sessions]
 
 
 def enqueue_tx(
@@ -73,7 +76,7 @@ def enqueue_tx(
 
 
 def _row(job: NewJob) -> Row:
-    return {"kind": job.kind, "key": job.key, "slot": job.slot,
+    return {"kind": job.kind, "key": job.key, "slot": job.slot, "owner": job.owner,
             "payload_json": json.dumps(job.payload, sort_keys=True)}
 
 

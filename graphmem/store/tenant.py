@@ -111,7 +111,7 @@ class TenantStore:
     def delete_owner(self, owner: str, step: int = 5000) -> Row:
         """Forget everything of an owner, in bounded transactions; returns what was removed."""
         total = {"messages": 0, "sentences": 0, "sessions": 0, "facts": 0, "episodes": 0,
-                 "bookkeeping": 0}
+                 "jobs": 0, "bookkeeping": 0}
         while True:
             row = self._run("queries/delete_owner_step", write=True, owner=owner, limit=step)[0]
             for key in total:

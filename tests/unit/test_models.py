@@ -113,7 +113,7 @@ def test_search_request_defaults() -> None:
     req = SearchRequest(query="q", owner="alice")
     assert req.k == 10
     assert req.method == "rrf_expand"
-    assert (req.expand.before, req.expand.after) == (1, 2)
+    assert req.expand is None  # the preset's window applies (default: 1 before, 2 after)
     assert req.max_messages is None
 
 

@@ -5,20 +5,23 @@
 //   (through a fresh MATCH, so no value read before the lock is reused), and only one claimer
 //   wins; the others get claimed = false and try again. A crashed worker's job that has used all
 //   its attempts is marked failed instead. Times are Neo4j's clock: one clock for all workers.
+//   Candidates are read per kind in index order (ORDER BY the whole index key lets the planner
+//   stop after $spread rows instead of sorting the backlog).
 // Parameters: $worker (id of the claimer), $claim (token of this claim), $lease_ms (int),
 //   $spread (int: pick at random among the oldest $spread candidates; 1: the oldest),
 //   $kinds (list of kinds the worker handles), $tenant (string, or null: any tenant)
 // Columns: job (the job's properties after the claim), claimed (true: the caller owns it)
-CALL () {
+UNWIND $kinds AS kind
+CALL (kind) {
   MATCH (c:Job)
-  WHERE c.state = 'pending' AND c.run_after <= datetime() AND c.kind IN $kinds
+  WHERE c.state = 'pending' AND c.kind = kind AND c.run_after <= datetime()
     AND ($tenant IS NULL OR c.tenant = $tenant)
-  RETURN c, c.run_after AS since ORDER BY since LIMIT $spread
+  RETURN c, c.run_after AS since ORDER BY c.state, c.kind, c.run_after LIMIT $spread
   UNION ALL
   MATCH (c:Job)
-  WHERE c.state = 'running' AND c.lease_until < datetime() AND c.kind IN $kinds
+  WHERE c.state = 'running' AND c.kind = kind AND c.lease_until < datetime()
     AND ($tenant IS NULL OR c.tenant = $tenant)
-  RETURN c, c.lease_until AS since ORDER BY since LIMIT $spread
+  RETURN c, c.lease_until AS since ORDER BY c.state, c.kind, c.lease_until LIMIT $spread
 }
 WITH c ORDER BY since LIMIT $spread
 WITH collect({tenant: c.tenant, id: c.id}) AS candidates

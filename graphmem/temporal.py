@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 import dateparser  # type: ignore[import-untyped]
@@ -300,7 +301,12 @@ def find_expressions(text: str, reference: datetime) -> list[TimeExpression]:
 
     Where matches overlap the longest wins ("the day before yesterday" over "yesterday").
     """
-    ref = _reference_day(reference)
+    return list(_find(text, _reference_day(reference)))
+
+
+@lru_cache(maxsize=65536)
+def _find(text: str, ref: date) -> tuple[TimeExpression, ...]:
+    """Cached: the same messages are rendered again and again in search contexts."""
     found: list[TimeExpression] = []
     for pattern, rule in _COMPILED:
         for m in pattern.finditer(text):
@@ -315,7 +321,7 @@ def find_expressions(text: str, reference: datetime) -> list[TimeExpression]:
     for e in sorted(found, key=lambda e: (e.start - e.end, e.start)):
         if all(e.end <= c.start or e.start >= c.end for c in chosen):
             chosen.append(e)
-    return sorted(chosen, key=lambda e: e.start)
+    return tuple(sorted(chosen, key=lambda e: e.start))
 
 
 def annotate(text: str, reference: datetime) -> str:

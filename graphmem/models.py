@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
@@ -20,6 +20,19 @@ def utc(ts: datetime) -> datetime:
 
 NAME = r"^[^\x00-\x1f\x7f]+$"
 """Ids and names: no control characters (they would blur field boundaries in derived ids)."""
+
+
+class MessageLike(Protocol):
+    """What formation, extraction and rendering read of a message (`Message` and `Hit` fit)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def speaker(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def timestamp(self) -> datetime: ...
 
 
 class _Strict(BaseModel):

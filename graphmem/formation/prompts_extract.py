@@ -8,23 +8,12 @@ and the owner's current profile, so the model can choose ADD / UPDATE / DELETE /
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
-from typing import Protocol
+from datetime import UTC
 
+from graphmem.models import MessageLike
 from graphmem.temporal import annotate
 
-
-class MessageLike(Protocol):
-    """What extraction reads of a message (`graphmem.models.Message` fits)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def speaker(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def timestamp(self) -> datetime: ...
+__all__ = ["MessageLike", "extract_messages", "render_message", "render_profile"]
 
 
 REPLY_FORMAT = """\

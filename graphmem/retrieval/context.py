@@ -8,17 +8,12 @@ from datetime import datetime
 from typing import Protocol
 
 from graphmem import temporal
+from graphmem.models import MessageLike
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
-class Renderable(Protocol):
-    @property
-    def speaker(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def timestamp(self) -> datetime: ...
+class Renderable(MessageLike, Protocol):
     @property
     def session_id(self) -> str: ...
 

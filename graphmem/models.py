@@ -121,7 +121,8 @@ class SearchRequest(_Strict):
         "'now' against which the query's own time expressions are resolved")
     time_hint: Literal["boost", "restrict", "off"] = Field(
         default="boost", description="When the query names a time ('in May 2023', 'last "
-        "year'): boost the messages of that time (an extra ranked list in the fusion), keep only "
+        "year'): boost the messages of that time (an extra ranked list in the fusion of rrf and "
+        "rrf_expand), keep only "
         "them, or ignore it")
 
 

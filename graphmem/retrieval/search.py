@@ -22,6 +22,14 @@ from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
 
 
+def candidates(req: SearchRequest, rs: RetrievalSettings) -> int:
+    """How many hits each recall list contributes: the preset's under a message budget; for k
+    nuclei, 3k (at least 20): ranks beyond that barely move the top k of the fusion."""
+    if req.max_messages is not None or rs.max_messages is not None:
+        return rs.candidates
+    return min(rs.candidates, max(3 * req.k, 20))
+
+
 def recall_lists(
     store: TenantStore, embedder: Embedder, req: SearchRequest, rs: RetrievalSettings,
     pool: Executor | None = None,
@@ -30,17 +38,18 @@ def recall_lists(
     query vector. With a pool, the fulltext query runs while the query is being embedded."""
     filters = Filters(req.session_id, req.time_from, req.time_to)
     query = lucene_escape(req.query) if req.method != "vector" else ""
+    n = candidates(req, rs)
 
     def fulltext() -> list[tuple[str, float]]:
         if not query:
             return []
-        return store.fulltext_search(req.owner, query, rs.candidates, rs.overfetch, filters)
+        return store.fulltext_search(req.owner, query, n, rs.overfetch, filters)
 
     pending = pool.submit(fulltext) if pool is not None else None
     lists: dict[str, list[str]] = {}
     vector = embedder.embed([req.query])[0] if req.method != "fulltext" else None
     if vector is not None:
-        hits = store.vector_search(req.owner, vector, rs.candidates, rs.overfetch, filters)
+        hits = store.vector_search(req.owner, vector, n, rs.overfetch, filters)
         lists["vector"] = [id_ for id_, _ in hits]
     if req.method != "vector":
         found = pending.result() if pending is not None else fulltext()
@@ -89,8 +98,10 @@ def _time_hint(store: TenantStore, req: SearchRequest, fused: list[Fused],
                lists: dict[str, list[str]], rs: RetrievalSettings) -> list[Fused]:
     """A query that names a time boosts (or keeps only) the candidates of that time: they form
     one more ranked list, in fused order, and the fusion runs again."""
+    if req.time_hint == "off" or req.method in ("fulltext", "vector") or not fused:
+        return fused  # a single-index method is that index alone
     span = temporal.query_range(req.query, req.as_of or datetime.now(UTC))
-    if req.time_hint == "off" or span is None or not fused:
+    if span is None:
         return fused
     inside = store.in_time_range([f.id for f in fused], *span)
     if req.time_hint == "restrict":

@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     )
     embedding_batch_size: int = 64
     embedding_device: str = "cpu"
+    embedding_backend: Literal["onnx", "torch"] = Field(
+        default="onnx", description="onnx: ONNX Runtime (same embeddings, faster on CPU; falls "
+        "back to torch when onnxruntime is not installed); torch: PyTorch",
+    )
     embedding_quantize: bool = Field(
         default=False, description="int8 dynamic quantization of the model: ~3.4x faster "
         "embedding on CPU, at -0.003..-0.03 vector recall on LoCoMo dev (README). Another model "

@@ -33,7 +33,7 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model on CPU, normalised vectors, thread-safe."""
 
     def __init__(self, model: str = PACKAGED_MODEL, device: str = "cpu", batch_size: int = 64,
-                 quantize: bool = False):
+                 quantize: bool = False, backend: str = "onnx"):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         from sentence_transformers import SentenceTransformer
@@ -41,7 +41,11 @@ class SentenceTransformerEmbedder:
         self._name = f"{model}+int8" if quantize else model
         self._batch_size = batch_size
         self._lock = threading.Lock()
-        self._model = SentenceTransformer(_resolve(model), device=device)
+        self.backend = "torch" if quantize or not _onnx_available() else backend
+        # ONNX Runtime runs the same weights (cosine to the torch output > 0.9999999 on LoCoMo)
+        # about 1.6x faster in batches and 3-4x faster for one query on CPU; the model is
+        # exported from the local files at load (about 1.5 s), nothing is downloaded.
+        self._model = SentenceTransformer(_resolve(model), device=device, backend=self.backend)
         if quantize:  # int8 weights of the Linear layers: ~3.4x faster on CPU, a little less exact
             import warnings
 
@@ -78,6 +82,15 @@ class SentenceTransformerEmbedder:
         return [list(map(float, row)) for row in vecs]
 
 
+def _onnx_available() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+        import optimum.onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _resolve(model: str) -> str:
     """The packaged default resolves to the folder inside the installed wheel."""
     if model in (PACKAGED_MODEL, f"sentence-transformers/{PACKAGED_MODEL}"):
@@ -87,17 +100,18 @@ def _resolve(model: str) -> str:
     return model
 
 
-_shared: dict[tuple[str, str, bool], SentenceTransformerEmbedder] = {}
+_shared: dict[tuple[str, str, bool, str], SentenceTransformerEmbedder] = {}
 _shared_lock = threading.Lock()
 
 
 def embedder_for(settings: Settings) -> SentenceTransformerEmbedder:
     """One loaded model per (name, device) per process: loading takes seconds."""
-    key = (settings.embedding_model, settings.embedding_device, settings.embedding_quantize)
+    key = (settings.embedding_model, settings.embedding_device, settings.embedding_quantize,
+           settings.embedding_backend)
     with _shared_lock:
         if key not in _shared:
             _shared[key] = SentenceTransformerEmbedder(
                 settings.embedding_model, settings.embedding_device, settings.embedding_batch_size,
-                settings.embedding_quantize,
+                settings.embedding_quantize, settings.embedding_backend,
             )
         return _shared[key]

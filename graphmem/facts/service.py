@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -27,6 +28,12 @@ def fact_id(kind: str, owner: str, subject: str, type_: str, content: str | None
     return ("o-" if kind == "observation" else "p-") + hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+@dataclass(frozen=True)
+class _Sources:
+    missing: set[str]
+    timestamps: dict[str, datetime]
+
+
 class Facts:
     def __init__(self, settings: Settings, store: Store, embedder: Embedder) -> None:
         self._settings = settings
@@ -39,6 +46,7 @@ class Facts:
     # --- writing ------------------------------------------------------------------------------
     def observe(self, tenant: str, observations: Sequence[ObservationIn]) -> list[FactWrite]:
         now = datetime.now(UTC)
+        known = self._sources(tenant, [o.sources for o in observations])
         items = []
         for i, o in enumerate(observations):
             where = f"observations[{i}]"
@@ -50,7 +58,7 @@ class Facts:
                 o.type, self._settings.default_cardinality)
             items.append(self._item(
                 tenant, where, "observation", o.owner, o.subject, o.type, o.content, o.valid_from,
-                o.valid_to, o.sources, o.reason, now, cardinality, declared,
+                o.valid_to, o.sources, known, o.reason, now, cardinality, declared,
                 {"explicit": o.explicit, "confidence": o.confidence, "deleted": False},
                 given_id=o.id,
             ))
@@ -58,6 +66,7 @@ class Facts:
 
     def profile_ops(self, tenant: str, ops: Sequence[ProfileOp]) -> list[FactWrite]:
         now = datetime.now(UTC)
+        known = self._sources(tenant, [op.sources for op in ops])
         items = []
         for i, op in enumerate(ops):
             if op.op == "NOOP":
@@ -65,7 +74,7 @@ class Facts:
             value = None if op.op == "DELETE" else op.value
             items.append(self._item(
                 tenant, f"ops[{i}]", "profile", op.owner, op.owner, op.key, value, op.valid_from,
-                None, op.sources, op.reason or f"profile {op.op}", now, "single", False,
+                None, op.sources, known, op.reason or f"profile {op.op}", now, "single", False,
                 {"explicit": op.explicit, "confidence": None, "deleted": value is None},
             ))
         written = iter(self._write(tenant, items, now))
@@ -75,13 +84,14 @@ class Facts:
     def _item(
         self, tenant: str, where: str, kind: Kind, owner: str, subject: str, type_: str,
         content: str | None, valid_from: datetime | None, valid_to: datetime | None,
-        sources: list[str], reason: str | None, now: datetime, cardinality: str, declared: bool,
-        props: dict[str, Any], given_id: str | None = None,
+        sources: list[str], known: _Sources, reason: str | None, now: datetime, cardinality: str,
+        declared: bool, props: dict[str, Any], given_id: str | None = None,
     ) -> FactItem:
-        missing = self._facts(tenant).missing_sources(sources)
+        missing = [s for s in sources if s in known.missing]
         if missing:
             raise InvalidInput(f"{where}.sources", f"unknown source ids: {missing[:10]}")
-        start = valid_from or self._earliest_source(tenant, sources) or now
+        stamps = [known.timestamps[s] for s in sources if s in known.timestamps]
+        start = valid_from or min(stamps, default=None) or now
         if valid_to is not None and valid_to <= start:
             raise InvalidInput(f"{where}.valid_to",
                                f"valid_to {valid_to.isoformat()} is not after valid_from "
@@ -96,10 +106,15 @@ class Facts:
             props={**props, "search_text": text},
         )
 
-    def _earliest_source(self, tenant: str, sources: list[str]) -> datetime | None:
-        rows = self._store.tenant(tenant).get_messages(sources) if sources else []
-        stamps: list[datetime] = [r["timestamp"] for r in rows]
-        return min(stamps, default=None)
+    def _sources(self, tenant: str, groups: Sequence[Sequence[str]]) -> _Sources:
+        """One look-up for a whole request: which source ids are unknown, and the timestamps of
+        the messages among them (the default valid_from is the earliest source message's)."""
+        ids = list(dict.fromkeys(s for group in groups for s in group))
+        if not ids:
+            return _Sources(set(), {})
+        rows = self._store.tenant(tenant).get_messages(ids)
+        return _Sources(set(self._facts(tenant).missing_sources(ids)),
+                        {r["id"]: r["timestamp"] for r in rows})
 
     def _write(self, tenant: str, items: list[FactItem], now: datetime) -> list[FactWrite]:
         texts = [i.props["search_text"] for i in items if i.props["search_text"] is not None]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from datetime import UTC, datetime
-from itertools import zip_longest
+from itertools import pairwise, zip_longest
 from typing import Any
 
 from graphmem import temporal
@@ -61,18 +61,14 @@ def search(
     store: TenantStore, facts: FactStore, episodes: EpisodeStore, embedder: Embedder,
     req: SearchRequest, rs: RetrievalSettings, pool: Executor | None = None,
 ) -> SearchResult:
-    selected: list[Selected] = []
-    records: dict[str, Row] = {}
-    links: set[tuple[str, str]] = set()
-    vector = None
-    if req.units == "episodes":
-        return _episodes(store, episodes, embedder, req, rs)
-    if req.units != "observations":
-        lists, vector = recall_lists(store, embedder, req, rs, pool)
-        selected, records, links = _messages(store, lists, req, rs)
-    elif req.method != "fulltext":
-        vector = embedder.embed([req.query])[0]
-    observations = _observations(facts, vector, req, rs) if req.units != "messages" else []
+    if req.units not in ("messages", "both"):  # message recall embeds the query itself
+        vector = embedder.embed([req.query])[0] if req.method != "fulltext" else None
+        if req.units == "episodes":
+            return _episodes(store, episodes, vector, req, rs)
+        return pack(req, [], {}, set(), _observations(facts, vector, req, rs), rs.normalise_time)
+    lists, vector = recall_lists(store, embedder, req, rs, pool)
+    selected, records, links = _messages(store, lists, req, rs)
+    observations = _observations(facts, vector, req, rs) if req.units == "both" else []
     return pack(req, selected, records, links, observations, rs.normalise_time)
 
 
@@ -109,22 +105,30 @@ def _time_hint(store: TenantStore, req: SearchRequest, fused: list[Fused],
     return rrf({**lists, "time": [f.id for f in fused if f.id in inside]}, rs.rrf_k)
 
 
+def _unit_fused(
+    search: Callable[..., list[tuple[str, float]]], vector: list[float] | None,
+    req: SearchRequest, rs: RetrievalSettings,
+) -> list[Fused]:
+    """Vector and fulltext recall over another unit (observations, episodes), fused by RRF;
+    ``search(index, **params)`` runs one of the unit's two index queries."""
+    lists: dict[str, list[str]] = {}
+    if vector is not None:
+        lists["vector"] = [i for i, _ in search("vector", vector=vector)]
+    query = lucene_escape(req.query)
+    if req.method != "vector" and query:
+        lists["fulltext"] = [i for i, _ in search("fulltext", query=query)]
+    return rrf(lists, rs.rrf_k)
+
+
 def _episodes(
-    store: TenantStore, episodes: EpisodeStore, embedder: Embedder, req: SearchRequest,
+    store: TenantStore, episodes: EpisodeStore, vector: list[float] | None, req: SearchRequest,
     rs: RetrievalSettings,
 ) -> SearchResult:
     """Episodes as the unit: each hit brings all its source messages, which count against the
     budget (an episode that would overflow it is skipped; the first one is always kept)."""
-    lists: dict[str, list[str]] = {}
-    if req.method != "fulltext":
-        vector = embedder.embed([req.query])[0]
-        lists["vector"] = [i for i, _ in episodes.search("vector", req.owner, rs.candidates,
-                                                         rs.overfetch, vector=vector)]
-    query = lucene_escape(req.query)
-    if req.method != "vector" and query:
-        lists["fulltext"] = [i for i, _ in episodes.search("fulltext", req.owner, rs.candidates,
-                                                           rs.overfetch, query=query)]
-    fused = rrf(lists, rs.rrf_k)
+    fused = _unit_fused(
+        lambda index, **p: episodes.search(index, req.owner, rs.candidates, rs.overfetch, **p),
+        vector, req, rs)
     budget = req.max_messages if req.max_messages is not None else rs.max_messages
     limit = len(fused) if budget is not None else req.k
     rows = {r["e"]["id"]: r for r in episodes.get([f.id for f in fused[:limit]])}
@@ -150,22 +154,16 @@ def _episodes(
 
 def _chained(hits: Sequence[EpisodeHit]) -> set[tuple[str, str]]:
     """An episode's messages are consecutive: they render as one block."""
-    return {pair for h in hits for pair in zip(h.messages, h.messages[1:], strict=False)}
+    return {pair for h in hits for pair in pairwise(h.messages)}
 
 
 def _observations(
     facts: FactStore, vector: list[float] | None, req: SearchRequest, rs: RetrievalSettings
 ) -> list[FactHit]:
     t = req.as_of or datetime.now(UTC)
-    lists: dict[str, list[str]] = {}
-    if vector is not None:
-        lists["vector"] = [i for i, _ in facts.search("vector", req.owner, rs.candidates,
-                                                      rs.overfetch, t, vector=vector)]
-    query = lucene_escape(req.query)
-    if req.method != "vector" and query:
-        lists["fulltext"] = [i for i, _ in facts.search("fulltext", req.owner, rs.candidates,
-                                                        rs.overfetch, t, query=query)]
-    fused = rrf(lists, rs.rrf_k)[: req.k]
+    fused = _unit_fused(
+        lambda index, **p: facts.search(index, req.owner, rs.candidates, rs.overfetch, t, **p),
+        vector, req, rs)[: req.k]
     rows = {r["f"]["id"]: r for r in facts.get([f.id for f in fused])}
     return [
         FactHit(**{k: v for k, v in rows[f.id]["f"].items() if k in FactHit.model_fields},

@@ -51,7 +51,7 @@ class TenantStore:
 
     # --- messages ---------------------------------------------------------------------------
     def existing_ids(self, ids: list[str]) -> set[str]:
-        return {r["m"]["id"] for r in self._run("queries/get_messages", ids=ids)}
+        return {r["id"] for r in self._run("queries/existing_ids", ids=ids)}
 
     def write_messages(
         self, messages: list[Row], sentences: list[Row], sessions: list[Row], batch: str,

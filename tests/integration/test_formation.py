@@ -276,11 +276,6 @@ def test_a_topic_change_at_an_increment_starts_an_episode(memory: Memory, tenant
 
 # --- the LLM path, against the scripted server --------------------------------------------------
 
-@pytest.fixture
-def srv() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer(models=("test-model",)) as server:
-        yield server
-
 
 @pytest.fixture
 def llm_former(memory: Memory, srv: ScriptedOpenAIServer) -> Iterator[Former]:

@@ -7,7 +7,7 @@ The LLM is `ScriptedOpenAIServer`, an in-process HTTP test double (tests/support
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -58,11 +58,6 @@ GOOD: dict[str, Any] = {
     ],
 }
 
-
-@pytest.fixture
-def srv() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer() as server:
-        yield server
 
 
 def client(srv: ScriptedOpenAIServer, max_retries: int = 2) -> LLMClient:

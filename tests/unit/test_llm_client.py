@@ -6,11 +6,9 @@ The LLM side is `ScriptedOpenAIServer`, an in-process HTTP test double (tests/su
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -52,17 +50,6 @@ PROMPT = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.upper().startswith(("GRAPHMEM_LLM_", "OPENAI_")):
-            monkeypatch.delenv(name)
-
-
-@pytest.fixture
-def srv() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer() as server:
-        yield server
 
 
 class Sleeps(list[float]):

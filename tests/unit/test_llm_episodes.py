@@ -4,7 +4,6 @@ through the real `LLMClient`; and which path `Former.for_settings` picks."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,17 +22,6 @@ from tests.support.scripted_openai import ScriptedOpenAIServer
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
 
-@pytest.fixture(autouse=True)
-def _no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.upper().startswith(("GRAPHMEM_LLM_", "OPENAI_")):
-            monkeypatch.delenv(name)
-
-
-@pytest.fixture
-def srv() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer(models=("test-model",)) as server:
-        yield server
 
 
 @pytest.fixture

@@ -253,7 +253,10 @@ def bench_locomo(
     throughput, search latency in-process and over HTTP. Cleans up what it wrote."""
     from graphmem.bench import locomo as bench
 
-    bench.main(Settings(), data, json_out, limit, units=units)
+    try:
+        bench.main(Settings(), data, json_out, limit, units=units)
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
 
 
 def main() -> None:

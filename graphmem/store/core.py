@@ -140,7 +140,8 @@ def _check_model(meta: Row, model: str, dimensions: int) -> None:
             f"this database was built with embedding model {meta['model']!r} "
             f"({meta['dimensions']} dimensions) but graphmem is configured with {model!r} "
             f"({dimensions} dimensions). Fix: set GRAPHMEM_EMBEDDING_MODEL (and "
-            "GRAPHMEM_EMBEDDING_QUANTIZE, for a '+int8' name) back to what built it, or point "
+            "GRAPHMEM_EMBEDDING_QUANTIZE for a '+int8' name, with GRAPHMEM_EMBEDDING_BACKEND=torch "
+            "for '+int8-torch') back to what built it, or point "
             "graphmem at a fresh database (GRAPHMEM_NEO4J_DATABASE / a new instance dir) and "
             "ingest again."
         )

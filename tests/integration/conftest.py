@@ -97,3 +97,11 @@ def api(settings: Settings, memory: Memory) -> Iterator[TestClient]:
 
 def auth(key: str = "key-a") -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture
+def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process environment points the CLI (which reads Settings()) at the test Neo4j."""
+    monkeypatch.setenv("GRAPHMEM_NEO4J_INSTANCE_DIR", str(settings.neo4j_instance_dir))
+    monkeypatch.setenv("GRAPHMEM_NEO4J_BOLT_PORT", str(settings.neo4j_bolt_port))
+    monkeypatch.setenv("GRAPHMEM_NEO4J_HTTP_PORT", str(settings.neo4j_http_port))

@@ -5,19 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from graphmem.cli import app
-from graphmem.config import Settings
 from tests.integration.helpers import msg, owner
-
-
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GRAPHMEM_NEO4J_INSTANCE_DIR", str(settings.neo4j_instance_dir))
-    monkeypatch.setenv("GRAPHMEM_NEO4J_BOLT_PORT", str(settings.neo4j_bolt_port))
-    monkeypatch.setenv("GRAPHMEM_NEO4J_HTTP_PORT", str(settings.neo4j_http_port))
 
 
 def test_ingest_and_search(env: None, tmp_path: Path) -> None:

@@ -130,11 +130,17 @@ def test_concurrent_enqueues_and_claims(fast: Memory, tenant: str) -> None:
     thread = threading.Thread(target=claimer)
     thread.start()
     with ThreadPoolExecutor(4) as pool:
-        ids |= set(pool.map(lambda n: q.enqueue(tenant, k, "same", {"n": n}), range(100)))
+        for rnd in range(5):  # the enqueues race the claimer; each round waits for a claim,
+            before = len(seen)  # so the run sees several jobs whatever the machine's speed
+            ids |= set(pool.map(lambda n: q.enqueue(tenant, k, "same", {"n": n}),
+                                range(rnd * 20, rnd * 20 + 20)))
+            deadline = time.monotonic() + 30
+            while len(seen) == before and time.monotonic() < deadline:
+                time.sleep(0.01)
     stop.set()
     thread.join()
     jobs = {j.id: j for j in q.list(tenant, limit=1000)}
-    assert len(jobs) > 2 and set(jobs) == ids == set(seen) and all(completed)
+    assert len(jobs) >= 5 and set(jobs) == ids == set(seen) and all(completed)
     assert all(j.state == "done" and j.payload == seen[j.id] for j in jobs.values())
 
 

@@ -1,0 +1,74 @@
+"""The local embedding model on each backend: ONNX Runtime gives the torch vectors, int8 on ONNX
+Runtime stays close to them and is exported once into the cache. No services; the packaged model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem.config import PACKAGED_MODEL
+from graphmem.embeddings import SentenceTransformerEmbedder, int8_onnx_model, quant_arch
+
+TEXTS = [
+    "Caroline: I went to the LGBTQ support group yesterday.",
+    "Melanie: We took the kids camping at the lake last weekend!",
+    "Caroline: I'm planning to study counseling next year.",
+    "Melanie: Painting sunsets relaxes me after work.",
+]
+QUERY = "When did Melanie go camping?"
+
+
+def _vectors(e: SentenceTransformerEmbedder, texts: list[str]) -> np.ndarray:
+    return np.array(e.embed(texts))
+
+
+@pytest.fixture(scope="module")
+def fp32() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(PACKAGED_MODEL, backend="onnx")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+def test_onnx_gives_the_torch_vectors(fp32: SentenceTransformerEmbedder) -> None:
+    torch = SentenceTransformerEmbedder(PACKAGED_MODEL, backend="torch")
+    assert (fp32.backend, torch.backend) == ("onnx", "torch")
+    assert fp32.name == torch.name == PACKAGED_MODEL and fp32.dimensions == 384
+    cos = (_vectors(fp32, TEXTS) * _vectors(torch, TEXTS)).sum(axis=1)
+    assert cos.min() > 0.99999
+
+
+def test_int8_onnx_is_close_and_keeps_the_ranking(
+    fp32: SentenceTransformerEmbedder, cache: Path
+) -> None:
+    int8 = SentenceTransformerEmbedder(PACKAGED_MODEL, quantize=True, cache_dir=cache)
+    assert (int8.backend, int8.name) == ("onnx", f"{PACKAGED_MODEL}+int8")
+    ref, got = _vectors(fp32, TEXTS), _vectors(int8, TEXTS)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-4)  # normalised
+    assert (ref * got).sum(axis=1).min() > 0.95
+    q_ref, q_got = _vectors(fp32, [QUERY])[0], _vectors(int8, [QUERY])[0]
+    assert int(np.argmax(got @ q_got)) == int(np.argmax(ref @ q_ref)) == 1
+
+
+def test_int8_export_is_made_once_and_reused(cache: Path) -> None:
+    folder, file_name = int8_onnx_model(PACKAGED_MODEL, cache)
+    model_file = folder / file_name
+    stamp = model_file.stat().st_mtime_ns
+    assert (folder, file_name) == int8_onnx_model(PACKAGED_MODEL, cache)
+    assert model_file.stat().st_mtime_ns == stamp
+    assert file_name == f"onnx/model_qint8_{quant_arch()}.onnx"
+    assert not (folder / "onnx" / "model.onnx").exists()  # the fp32 export is not kept
+    assert [p.name for p in cache.iterdir() if p.name.startswith(".")] == []  # no leftovers
+
+
+def test_torch_int8_is_another_model_name() -> None:
+    e = SentenceTransformerEmbedder(PACKAGED_MODEL, backend="torch", quantize=True)
+    assert (e.backend, e.name) == ("torch", f"{PACKAGED_MODEL}+int8-torch")
+
+
+def test_quant_arch_names_an_onnx_runtime_config() -> None:
+    assert quant_arch() in {"arm64", "avx2", "avx512", "avx512_vnni"}

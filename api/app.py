@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi.responses import JSONResponse
 
-from api import browser, facts, jobs, problems
+from api import browser, facts, jobs, problems, usage
 from api.auth import tenant_dependency
 from api.limits import BodyLimit
 from graphmem import __version__
@@ -105,6 +105,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     app.include_router(v1)
     app.include_router(facts.router(Tenant, Mem))
     app.include_router(jobs.router(Tenant, Mem))
+    app.include_router(usage.router(Tenant, Mem))
     app.include_router(browser.router(settings))
 
     @app.get("/healthz")

@@ -169,6 +169,11 @@ class Settings(BaseSettings):
     worker_poll_s: float = Field(
         default=1.0, gt=0, description="A worker's pause when no job is claimable"
     )
+    job_keep_done_days: float = Field(
+        default=7.0, ge=0, description="Workers delete done jobs finished longer ago than this "
+        "(the newest of each kind+key stays, so job ids never repeat; failed jobs are never "
+        "deleted); 0 keeps every done job",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

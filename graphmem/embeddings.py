@@ -93,7 +93,8 @@ class SentenceTransformerEmbedder:
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
-        return [list(map(float, row)) for row in vecs]
+        rows: list[list[float]] = vecs.tolist()  # Python floats, in C
+        return rows
 
 
 def _onnx_available() -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import builtins
 import json
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -160,6 +160,18 @@ class JobQueue:
         if before not in ("failed", "done"):
             raise Conflict(f"job {job_id!r} is {before}: only failed or done jobs are rerun")
         return Job.from_row(row)
+
+    def prune_done(self, older_than: timedelta, tenant: str | None = None,
+                   step: int = 1000) -> int:
+        """Delete done jobs finished more than ``older_than`` ago (of one tenant, or all), in
+        transactions of ``step``; the newest job of each kind+key stays. Returns how many."""
+        before = datetime.now(UTC) - older_than
+        total = 0
+        while (removed := self._jobs.prune_done(tenant, before, step)) > 0:
+            total += removed
+            if removed < step:
+                break
+        return total
 
 
 def _claim(job: Job) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import date
 from typing import Any
 
 from graphmem.config import Settings
@@ -14,6 +15,7 @@ from graphmem.facts.service import Facts
 from graphmem.formation.run import Former
 from graphmem.ingest import Ingestor
 from graphmem.jobs import JobQueue
+from graphmem.llm.usage import UsageDay, UsageReport
 from graphmem.models import (
     DeleteReport,
     IngestReport,
@@ -27,6 +29,7 @@ from graphmem.retrieval.search import search
 from graphmem.store import Store
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
+from graphmem.store.usage import UsageStore
 
 
 class Memory:
@@ -96,6 +99,12 @@ class Memory:
     def delete_owner(self, tenant: str, owner: str) -> DeleteReport:
         removed = self.store.tenant(tenant).delete_owner(owner)
         return DeleteReport(owner=owner, **removed)
+
+    def llm_usage(self, tenant: str, since: date | None = None,
+                  until: date | None = None) -> UsageReport:
+        """The tenant's LLM calls per UTC day, operation and model, and totals per operation."""
+        rows = UsageStore(self.store).list(tenant, since, until)
+        return UsageReport.of([UsageDay.model_validate(r) for r in rows])
 
     # --- recall -------------------------------------------------------------------------------
     def retrieval_settings(self, name: str | None = None) -> RetrievalSettings:

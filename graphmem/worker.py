@@ -4,7 +4,8 @@ Handlers are registered by kind: ``Worker(memory, {"form_session": form_session,
 handler that returns completes its job; one that raises fails the run (type and message go to
 ``last_error``; retried with backoff, or at once failed for a `PermanentJobError`). A worker
 that dies mid-job loses nothing: its lease expires and another worker claims the job again.
-Run several in one process with `run_workers` (threads), or start several processes.
+Run several in one process with `run_workers` (threads), or start several processes. An idle
+worker also applies retention (``job_keep_done_days``) every `PRUNE_EVERY_S`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 
 from graphmem.errors import GraphMemError
 from graphmem.jobs import FORM_SESSION, Job, JobQueue, PermanentJobError, describe
@@ -23,6 +26,7 @@ from graphmem.service import Memory
 
 Handler = Callable[[Memory, Job], None]
 log = logging.getLogger("graphmem.worker")
+PRUNE_EVERY_S = 600.0
 
 
 class FormationNotInstalled(PermanentJobError):
@@ -80,7 +84,7 @@ class Worker:
     def __init__(
         self, memory: Memory, handlers: Mapping[str, Handler] | None = None,
         worker_id: str | None = None, lease_s: float | None = None, poll_s: float | None = None,
-        tenant: str | None = None, queue: JobQueue | None = None,
+        tenant: str | None = None, queue: JobQueue | None = None, prune: bool = True,
     ) -> None:
         self.memory = memory
         self.handlers = dict(DEFAULT_HANDLERS if handlers is None else handlers)
@@ -92,6 +96,9 @@ class Worker:
         self.tenant = tenant
         """Only this tenant's jobs (None: every tenant's)."""
         self.queue = queue or JobQueue(memory.store)
+        self.prune = prune
+        """Apply retention when idle (`run_workers` lets one of its threads do it)."""
+        self._next_prune = 0.0
 
     def run_once(self) -> bool:
         """Claim one job and run it; False when no job was claimable."""
@@ -125,6 +132,24 @@ class Worker:
             log.warning("job %s: finished after its lease was lost; another worker has it",
                         job.id)
 
+    def prune_done(self, force: bool = False) -> int:
+        """Delete old done jobs (``job_keep_done_days``; 0 keeps them), at most once every
+        `PRUNE_EVERY_S` unless ``force``; errors are logged, never raised. Returns how many."""
+        keep = self.memory.settings.job_keep_done_days
+        now = time.monotonic()
+        if not self.prune or keep <= 0 or (now < self._next_prune and not force):
+            return 0
+        self._next_prune = now + PRUNE_EVERY_S
+        try:
+            removed = self.queue.prune_done(timedelta(days=keep), self.tenant)
+        except Exception as exc:  # e.g. Neo4j away, or a race with another process's prune
+            log.warning("worker %s: retention failed: %s", self.worker_id, exc)
+            return 0
+        if removed:
+            log.info("worker %s: deleted %d done jobs finished over %g days ago",
+                     self.worker_id, removed, keep)
+        return removed
+
     def run_forever(self, stop: threading.Event, drain: bool = False) -> int:
         """Work until ``stop`` is set (or, with ``drain``, until nothing is claimable); returns
         how many jobs were run. Errors of the queue itself (Neo4j away) are logged and waited
@@ -141,6 +166,7 @@ class Worker:
                 worked = False
             ran += worked
             if not worked:
+                self.prune_done()
                 if drain:
                     break
                 stop.wait(self.poll_s)
@@ -156,8 +182,8 @@ def run_workers(
     no job is claimable); running jobs finish first. Returns the number of jobs run."""
     stop = stop or threading.Event()
     prefix = default_worker_id()
-    workers = [Worker(memory, handlers, f"{prefix}/{i}", lease_s, poll_s, tenant)
-               for i in range(concurrency)]
+    workers = [Worker(memory, handlers, f"{prefix}/{i}", lease_s, poll_s, tenant,
+                      prune=i == 0) for i in range(concurrency)]
     counts = [0] * concurrency
 
     def loop(i: int) -> None:

@@ -2,7 +2,8 @@
 //   `slot` (kind and key hashed) is set only while a job is pending and not yet claimed, so its
 //   uniqueness makes "one pending job per kind+key" hold under concurrent enqueues. Claiming reads
 //   pending jobs by (state, kind, run_after) and crashed workers' jobs by (state, kind,
-//   lease_until), oldest first straight from the index, however long the backlog.
+//   lease_until), oldest first straight from the index, however long the backlog. Retention
+//   finds old done jobs by (state, done_at).
 // Parameters: none. Columns: none. Idempotent (IF NOT EXISTS).
 CREATE CONSTRAINT job_key IF NOT EXISTS
 FOR (j:Job) REQUIRE (j.tenant, j.id) IS UNIQUE;
@@ -24,3 +25,6 @@ FOR (j:Job) ON (j.tenant, j.kind, j.key);
 
 CREATE INDEX job_owner IF NOT EXISTS
 FOR (j:Job) ON (j.tenant, j.owner);
+
+CREATE INDEX job_done IF NOT EXISTS
+FOR (j:Job) ON (j.state, j.done_at);

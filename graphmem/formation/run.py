@@ -15,15 +15,25 @@ from graphmem.facts.service import Facts
 from graphmem.formation import extract
 from graphmem.formation.episodes import Draft, ExtractiveNarrator, Narrator, draft, episode_id
 from graphmem.formation.llm_episodes import LLMFinder, LLMNarrator
-from graphmem.formation.observer import WINDOW, BoundaryFinder, HeuristicFinder, Turn, segment
+from graphmem.formation.observer import (
+    OVERLAP,
+    WINDOW,
+    BoundaryFinder,
+    HeuristicFinder,
+    Turn,
+    segment,
+)
 from graphmem.llm.client import LLMClient
+from graphmem.llm.usage import tenant_scope, tenant_sink
 from graphmem.store import Store
 from graphmem.store.episodes import EpisodeStore
+from graphmem.store.usage import UsageStore
 
 if TYPE_CHECKING:
     from graphmem.service import Memory
 
 EMBED_CHARS = 2000
+CONTEXT = OVERLAP  # turns before a new stretch seen as context when judging a boundary there
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,16 @@ def _mean(vectors: Sequence[Sequence[float]]) -> tuple[float, ...]:
     if not vectors:
         return ()
     return tuple(sum(col) / len(vectors) for col in zip(*vectors, strict=True))
+
+
+def _compared(rows: list[dict[str, Any]]) -> list[str]:
+    """The messages whose vectors formation may compare: every one not in an episode yet, and
+    the two before each such stretch (the context `Former._boundary_at` looks at)."""
+    ids: dict[str, None] = {}
+    for n, r in enumerate(rows):
+        if r["episode"] is None:
+            ids.update((p["id"], None) for p in rows[max(0, n - CONTEXT) : n + 1])
+    return list(ids)
 
 
 class Former:
@@ -59,19 +79,27 @@ class Former:
     @classmethod
     def for_settings(cls, settings: Settings, store: Store, embedder: Embedder,
                      facts: Facts) -> Former:
-        """LLM path when an endpoint is configured, the no-LLM path otherwise."""
+        """LLM path when an endpoint is configured, the no-LLM path otherwise. Every LLM call
+        is added to the tenant's usage in Neo4j as it ends (`graphmem.store.usage`)."""
         llm_settings = settings.llm()
         if not llm_settings.enabled:
             return cls(store, embedder)
-        client = LLMClient(llm_settings)
+        client = LLMClient(llm_settings, sink=tenant_sink(UsageStore(store).record))
         return cls(store, embedder, LLMFinder(client), LLMNarrator(client), client, facts)
 
     def form(self, tenant: str, owner: str, session_id: str) -> FormationReport:
+        """Form (or extend) the session's episodes and extract facts from the new ones; LLM
+        calls made here are the tenant's (usage accounting)."""
+        with tenant_scope(tenant):
+            return self._form(tenant, owner, session_id)
+
+    def _form(self, tenant: str, owner: str, session_id: str) -> FormationReport:
         episodes = EpisodeStore(self._store, tenant)
         rows = episodes.session_turns(owner, session_id)
-        turns = [Turn(r["id"], r["speaker"], r["text"], r["timestamp"], _mean(r["vectors"]))
-                 for r in rows]
         owner_of = {r["id"]: r["episode"] for r in rows}
+        compared = episodes.turn_vectors(_compared(rows))
+        turns = [Turn(r["id"], r["speaker"], r["text"], r["timestamp"],
+                      _mean(compared.get(r["id"], []))) for r in rows]
         plans = self._plan(owner, session_id, turns, owner_of)
         if not plans:
             self._extract(episodes, tenant, owner, session_id)
@@ -130,7 +158,7 @@ class Former:
 
     def _boundary_at(self, turns: list[Turn], i: int) -> bool:
         """Does a new episode start at turn i, seen with the two turns before it as context?"""
-        start = max(0, i - 2)
+        start = max(0, i - CONTEXT)
         window = turns[start : start + WINDOW]
         return (i - start) in self.finder.find(window, i - start)
 

@@ -4,7 +4,9 @@ A *call* is one `LLMClient.complete_structured(...)`, however many HTTP attempts
 are summed over the attempts (a malformed reply costs tokens too). The ledger keeps running totals
 per operation for the life of the process and the most recent records (bounded, so a long-running
 server does not grow without limit). A ``sink`` callback receives every record as it is made, for
-the caller to persist (e.g. in Neo4j).
+the caller to persist: `tenant_sink` attributes each record to the tenant whose work made the call
+(set with `tenant_scope` around that work) and hands both to a writer (graphmem writes daily
+totals into Neo4j: `graphmem.store.usage`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import date
+
+from pydantic import BaseModel, Field
 
 log = logging.getLogger(__name__)
 
@@ -105,3 +112,85 @@ class UsageLedger:
         with self._lock:
             self._records.clear()
             self._totals.clear()
+
+
+_tenant: ContextVar[str | None] = ContextVar("graphmem_llm_tenant", default=None)
+
+
+@contextmanager
+def tenant_scope(tenant: str) -> Iterator[None]:
+    """LLM calls made inside (in this thread or task) are the tenant's, for `tenant_sink`."""
+    token = _tenant.set(tenant)
+    try:
+        yield
+    finally:
+        _tenant.reset(token)
+
+
+def current_tenant() -> str | None:
+    return _tenant.get()
+
+
+def tenant_sink(write: Callable[[str, Usage], object]) -> UsageSink:
+    """A sink that passes each record with the tenant of the enclosing `tenant_scope` to
+    ``write``; a call made outside any scope is logged and not written (it has no owner)."""
+
+    def sink(usage: Usage) -> None:
+        tenant = _tenant.get()
+        if tenant is None:
+            log.warning("LLM call %r outside a tenant scope: usage not persisted",
+                        usage.operation)
+            return
+        write(tenant, usage)
+
+    return sink
+
+
+class UsageDay(BaseModel):
+    """One tenant's LLM calls of one UTC day, operation and model (as stored in Neo4j)."""
+
+    day: date
+    operation: str
+    model: str
+    calls: int
+    failures: int
+    prompt_tokens: int
+    completion_tokens: int
+    attempts: int = Field(description="HTTP attempts, retries included")
+    latency_ms: float = Field(description="summed over the calls")
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class UsageTotal(BaseModel):
+    """One operation's calls over the report's days."""
+
+    operation: str
+    models: list[str]
+    calls: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 0
+    latency_ms: float = 0.0
+
+
+class UsageReport(BaseModel):
+    """``days``: one row per UTC day, operation and model; ``totals``: sums per operation."""
+
+    days: list[UsageDay]
+    totals: dict[str, UsageTotal]
+
+    @classmethod
+    def of(cls, days: list[UsageDay]) -> UsageReport:
+        totals: dict[str, UsageTotal] = {}
+        for d in days:
+            t = totals.setdefault(d.operation, UsageTotal(operation=d.operation, models=[]))
+            if d.model not in t.models:
+                t.models.append(d.model)
+            for k in ("calls", "failures", "prompt_tokens", "completion_tokens", "attempts",
+                      "latency_ms"):
+                setattr(t, k, getattr(t, k) + getattr(d, k))
+        return cls(days=days, totals=totals)

@@ -25,6 +25,11 @@ class EpisodeStore:
         return self._store.run("queries/episodes/session_turns", tenant=self.tenant, owner=owner,
                                session_id=session_id)
 
+    def turn_vectors(self, ids: list[str]) -> dict[str, list[list[float]]]:
+        """Message id -> its sentence vectors."""
+        rows = self._store.run("queries/episodes/turn_vectors", tenant=self.tenant, ids=ids)
+        return {r["id"]: r["vectors"] for r in rows}
+
     def write(self, owner: str, session_id: str, episodes: list[dict[str, Any]],
               now: datetime) -> int:
         """Write episodes ({id, props, message_ids}) of one session in one transaction, under the

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from neo4j import ManagedTransaction
@@ -134,6 +135,11 @@ class JobStore:
     def counts(self, tenant: str) -> dict[str, int]:
         return {r["state"]: r["jobs"] for r in self._store.run("queries/jobs/counts",
                                                                 tenant=tenant)}
+
+    def prune_done(self, tenant: str | None, before: datetime, limit: int) -> int:
+        rows = self._store.run("queries/jobs/prune_done", write=True, tenant=tenant,
+                               before=before, limit=limit)
+        return int(rows[0]["removed"])
 
 
 def _ms(seconds: float) -> int:

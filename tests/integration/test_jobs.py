@@ -319,3 +319,46 @@ def test_cli_worker_once_drains(settings: Settings, memory: Memory, tenant: str,
     r = CliRunner().invoke(cli, ["worker", "--once", "--concurrency", "2"])
     assert r.exit_code == 0, r.output
     assert "3 jobs run" in r.output and sorted(ran) == sorted(ids)
+
+
+# --- retention -------------------------------------------------------------------------------
+def test_old_done_jobs_are_pruned_but_ids_never_repeat(
+    fast: Memory, tenant: str, cypher: Any
+) -> None:
+    q, k = JobQueue(fast.store), kind("keep")
+
+    def finish(key: str, ok: bool = True) -> str:
+        q.enqueue(tenant, k, key)
+        job = q.claim("w", [k], 30, tenant)
+        assert job is not None
+        assert q.complete(job) if ok else q.fail(job, "boom", retry=False) is not None
+        return job.id
+
+    a = [finish("a") for _ in range(3)]  # generations 1..3 of key a
+    only_b, failed, recent = finish("b"), finish("c", ok=False), finish("d")
+    finish("d")
+    cypher("MATCH (j:Job {tenant: $t}) WHERE j.id <> $recent "
+           "SET j.done_at = j.done_at - duration('P10D'), "
+           "j.updated_at = j.updated_at - duration('P10D')", t=tenant, recent=recent)
+    assert q.prune_done(timedelta(days=7), tenant="t-none-such") == 0  # other tenants: none
+    assert q.prune_done(timedelta(days=7), tenant) == 2
+    left = {j.id for j in q.list(tenant, limit=100)}
+    assert left == {a[2], only_b, failed, recent, recent[:-1] + "2"}
+    assert q.enqueue(tenant, k, "a").endswith("-4")  # the kept newest numbers the next one
+    assert q.prune_done(timedelta(days=7), tenant) == 1  # now a's #3 has a newer job
+    assert q.prune_done(timedelta(days=7), tenant) == 0
+
+
+def test_idle_worker_applies_retention(fast: Memory, tenant: str, cypher: Any) -> None:
+    q, k = JobQueue(fast.store), kind("idle")
+    for _ in range(2):
+        q.enqueue(tenant, k, "same")
+        job = q.claim("w", [k], 30, tenant)
+        assert job is not None and q.complete(job)
+    cypher("MATCH (j:Job {tenant: $t}) SET j.done_at = j.done_at - duration('P8D')", t=tenant)
+    worker = Worker(fast, {k: lambda _m, _j: None}, tenant=tenant)
+    assert worker.run_forever(threading.Event(), drain=True) == 0  # idle: prunes, then stops
+    assert [j.generation for j in q.list(tenant)] == [2]
+    assert worker.prune_done() == 0  # not again before PRUNE_EVERY_S
+    off = Worker(fast, {k: lambda _m, _j: None}, tenant=tenant, prune=False)
+    assert off.prune_done(force=True) == 0

@@ -21,6 +21,7 @@ from graphmem.formation.episodes import (
     occurred,
 )
 from graphmem.formation.observer import Turn
+from graphmem.formation.run import _compared
 
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 R = 1 / math.sqrt(2)
@@ -203,3 +204,11 @@ def test_draft_uses_the_narrator() -> None:
 
     d = draft([turn(0, "Hello."), turn(1, "Hi.")], Fixed())
     assert (d.title, d.narrative, d.formed_by) == ("T", "2 turns", "fixed")
+
+
+def test_formation_reads_vectors_only_of_new_turns_and_their_context() -> None:
+    episodes = ["e1", "e1", "e1", "e1", None, None, "e2", "e2", None]
+    rows = [{"id": f"m{n}", "episode": e} for n, e in enumerate(episodes)]
+    assert _compared(rows) == ["m2", "m3", "m4", "m5", "m6", "m7", "m8"]
+    assert _compared([{"id": "m0", "episode": "e"}]) == []
+    assert _compared([{"id": "m0", "episode": None}]) == ["m0"]

@@ -76,10 +76,10 @@ def test_job_settings_defaults_and_environment(monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.mark.parametrize("path", JOB_QUERIES, ids=lambda p: Path(p).name)
-def test_job_queries_are_tenant_scoped_except_claim(path: Path) -> None:
+def test_job_queries_are_tenant_scoped_except_claim_and_retention(path: Path) -> None:
     body = "\n".join(ln for ln in path.read_text().splitlines() if not ln.startswith("//"))
-    if path.stem == "claim":  # workers serve every tenant: claim filters by $tenant only if set
-        assert "$tenant IS NULL OR c.tenant = $tenant" in body
+    if path.stem in ("claim", "prune_done"):  # workers serve every tenant: $tenant if set
+        assert re.search(r"\$tenant IS NULL OR \w+\.tenant = \$tenant", body)
     else:
         assert re.search(r"\(\w+:Job \{tenant: \$tenant", body)
         assert not re.search(r"\(\w+:Job\)", body)

@@ -1,0 +1,26 @@
+"""Route for LLM token accounting: the caller's usage per day, operation and model."""
+
+from datetime import date
+from typing import Any
+
+from fastapi import APIRouter
+
+from graphmem.errors import InvalidInput
+from graphmem.llm.usage import UsageReport
+
+
+def router(Tenant: Any, Mem: Any) -> APIRouter:
+    r = APIRouter(prefix="/v1")
+
+    @r.get("/usage", response_model=UsageReport)
+    def llm_usage(tenant: Tenant, mem: Mem, since: date | None = None,
+                  until: date | None = None) -> UsageReport:
+        """This tenant's LLM calls (formation and extraction) per UTC day, operation and model,
+        with tokens, failures, HTTP attempts and latency, and totals per operation. ``since``
+        and ``until`` (YYYY-MM-DD, inclusive) bound the days. Empty when no LLM is configured."""
+        if since is not None and until is not None and since > until:
+            raise InvalidInput("until", f"{until} is before since ({since})")
+        report: UsageReport = mem.llm_usage(tenant, since, until)
+        return report
+
+    return r

@@ -146,35 +146,38 @@ def tenant_sink(write: Callable[[str, Usage], object]) -> UsageSink:
     return sink
 
 
-class UsageDay(BaseModel):
-    """One tenant's LLM calls of one UTC day, operation and model (as stored in Neo4j)."""
+class UsageSums(BaseModel):
+    """Running sums over LLM calls."""
 
-    day: date
-    operation: str
-    model: str
-    calls: int
-    failures: int
-    prompt_tokens: int
-    completion_tokens: int
-    attempts: int = Field(description="HTTP attempts, retries included")
-    latency_ms: float = Field(description="summed over the calls")
+    calls: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = Field(default=0, description="HTTP attempts, retries included")
+    latency_ms: float = Field(default=0.0, description="summed over the calls")
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def add(self, other: UsageSums) -> None:
+        for k in UsageSums.model_fields:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
 
-class UsageTotal(BaseModel):
+
+class UsageDay(UsageSums):
+    """One tenant's LLM calls of one UTC day, operation and model (as stored in Neo4j)."""
+
+    day: date
+    operation: str
+    model: str
+
+
+class UsageTotal(UsageSums):
     """One operation's calls over the report's days."""
 
     operation: str
     models: list[str]
-    calls: int = 0
-    failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    attempts: int = 0
-    latency_ms: float = 0.0
 
 
 class UsageReport(BaseModel):
@@ -190,7 +193,5 @@ class UsageReport(BaseModel):
             t = totals.setdefault(d.operation, UsageTotal(operation=d.operation, models=[]))
             if d.model not in t.models:
                 t.models.append(d.model)
-            for k in ("calls", "failures", "prompt_tokens", "completion_tokens", "attempts",
-                      "latency_ms"):
-                setattr(t, k, getattr(t, k) + getattr(d, k))
+            t.add(d)
         return cls(days=days, totals=totals)

@@ -65,6 +65,17 @@ def test_int8_export_is_made_once_and_reused(cache: Path) -> None:
     assert [p.name for p in cache.iterdir() if p.name.startswith(".")] == []  # no leftovers
 
 
+def test_onnx_threads_do_not_spin_between_calls(
+    fp32: SentenceTransformerEmbedder, cache: Path
+) -> None:
+    """Spinning worker threads would take the CPU Neo4j needs during a pipelined ingest."""
+    int8 = SentenceTransformerEmbedder(PACKAGED_MODEL, quantize=True, cache_dir=cache)
+    for e in (fp32, int8):
+        session = e._model[0].auto_model.model  # the ONNX Runtime InferenceSession
+        options = session.get_session_options()
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
 def test_torch_int8_is_another_model_name() -> None:
     e = SentenceTransformerEmbedder(PACKAGED_MODEL, backend="torch", quantize=True)
     assert (e.backend, e.name) == ("torch", f"{PACKAGED_MODEL}+int8-torch")

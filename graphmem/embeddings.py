@@ -155,8 +155,14 @@ def int8_onnx_model(model: str, cache_dir: Path) -> tuple[Path, str]:
     folder = cache_dir / f"{safe}-int8-{arch}"
     if (folder / file_name).is_file():
         return folder, file_name
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{safe}-", dir=cache_dir))
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{safe}-", dir=cache_dir))
+    except OSError as exc:
+        raise OSError(
+            f"cannot write the int8 model cache {cache_dir} ({exc}). Fix: set "
+            "GRAPHMEM_EMBEDDING_CACHE_DIR to a writable folder, or GRAPHMEM_EMBEDDING_QUANTIZE="
+            "false for the fp32 model (another model name in the database)") from exc
     try:
         base = SentenceTransformer(_resolve(model), device="cpu", backend="onnx")
         base.save_pretrained(str(tmp))

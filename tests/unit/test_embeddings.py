@@ -76,6 +76,13 @@ def test_onnx_threads_do_not_spin_between_calls(
         assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
 
 
+def test_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(OSError, match="GRAPHMEM_EMBEDDING_CACHE_DIR"):
+        int8_onnx_model(PACKAGED_MODEL, blocker / "models")
+
+
 def test_torch_int8_is_another_model_name() -> None:
     e = SentenceTransformerEmbedder(PACKAGED_MODEL, backend="torch", quantize=True)
     assert (e.backend, e.name) == ("torch", f"{PACKAGED_MODEL}+int8-torch")

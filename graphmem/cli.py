@@ -79,6 +79,32 @@ def schema_apply() -> None:
     typer.echo("schema applied; every index ONLINE")
 
 
+@schema_app.command("reembed")
+def schema_reembed(
+    batch: Annotated[int, typer.Option(min=1, help="Nodes per transaction")] = 256,
+) -> None:
+    """Move the database to the configured embedding model: every stored vector is made again
+    (resumable). Stop the API and the workers first."""
+    from graphmem.embeddings import embedder_for
+    from graphmem.reembed import reembed
+    from graphmem.store import Store
+
+    settings = Settings()
+    try:
+        embedder = embedder_for(settings)
+        store = Store(settings)
+        try:
+            report = reembed(store, embedder, batch,
+                             lambda label, n: typer.echo(f"  {label}: {n}", err=True))
+        finally:
+            store.close()
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"re-embedded with {report.model} ({report.dimensions} dimensions; was "
+               f"{report.previous}): " + ", ".join(f"{k} {v}" for k, v in report.nodes.items())
+               + ("; vector indexes rebuilt" if report.indexes_rebuilt else ""))
+
+
 # --- keys -------------------------------------------------------------------------------------
 @app.command("key")
 def new_key(tenant: str) -> None:

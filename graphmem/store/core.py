@@ -23,7 +23,7 @@ from graphmem.errors import GraphMemError, SchemaMismatch, StoreUnavailable
 from graphmem.store.tenant import TenantStore
 
 Row = dict[str, Any]
-VECTOR_INDEXES = ("sentence_vector",)
+VECTOR_INDEXES = ("sentence_vector", "fact_vector", "episode_vector")
 
 
 @contextlib.contextmanager
@@ -85,6 +85,13 @@ class Store:
             )
         return [native(r.data()) for r in records]
 
+    def run_statements(self, name: str, **params: Any) -> None:
+        """Run each statement of a named file in its own auto-commit transaction (schema
+        commands, which cannot share a transaction with other work)."""
+        with _translated(), self._driver.session(database=self._db) as session:
+            for statement in cypher.statements(cypher.load(name)):
+                session.run(statement, **params).consume()
+
     def write_tx(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         """Run ``work`` in one write transaction: all of it commits, or none of it."""
         with _translated(), self._driver.session(database=self._db) as session:
@@ -96,10 +103,8 @@ class Store:
         embedding model, and wait until every index is ONLINE."""
         for meta in self.run("queries/schema_meta_read"):
             _check_model(meta, model, dimensions)
-        with _translated(), self._driver.session(database=self._db) as session:
-            for name in cypher.names("schema"):
-                for statement in cypher.statements(cypher.load(name)):
-                    session.run(statement, dimensions=dimensions).consume()
+        for name in cypher.names("schema"):
+            self.run_statements(name, dimensions=dimensions)
         meta = self.run(
             "queries/schema_meta", write=True, model=model, dimensions=dimensions,
             now=datetime.now(UTC),

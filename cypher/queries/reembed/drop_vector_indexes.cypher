@@ -1,0 +1,6 @@
+// Purpose: re-embedding to a model of other dimensions. Drop the vector indexes; the schema step
+//   that ends the migration creates them again with the new dimensions and waits until ONLINE.
+// Parameters: none. Columns: none.
+DROP INDEX sentence_vector IF EXISTS;
+DROP INDEX fact_vector IF EXISTS;
+DROP INDEX episode_vector IF EXISTS;

@@ -1,0 +1,38 @@
+"""The store side of re-embedding (`graphmem.reembed`): every tenant's stored vectors, read and
+rewritten in batches, each node marked with the model that made its vector."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graphmem.store.core import Row, Store
+
+PENDING = {"Sentence": "queries/reembed/sentences_pending",
+           "Fact": "queries/reembed/facts_pending",
+           "Episode": "queries/reembed/episodes_pending"}
+
+
+class VectorStore:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def meta(self) -> Row | None:
+        rows = self._store.run("queries/schema_meta_read")
+        return rows[0] if rows else None
+
+    def pending(self, label: str, model: str, limit: int) -> list[Row]:
+        """Up to ``limit`` nodes of ``label`` whose vector ``model`` did not make: {eid, text}."""
+        return self._store.run(PENDING[label], model=model, limit=limit)
+
+    def write(self, rows: list[dict[str, Any]], model: str) -> int:
+        return int(self._store.run("queries/reembed/write", write=True, rows=rows,
+                                   model=model)[0]["written"])
+
+    def drop_vector_indexes(self) -> None:
+        self._store.run_statements("queries/reembed/drop_vector_indexes")
+
+    def set_meta(self, model: str, dimensions: int) -> None:
+        self._store.run("queries/reembed/set_meta", write=True, model=model,
+                        dimensions=dimensions, now=datetime.now(UTC))

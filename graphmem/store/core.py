@@ -146,7 +146,8 @@ def _check_model(meta: Row, model: str, dimensions: int) -> None:
             f"({meta['dimensions']} dimensions) but graphmem is configured with {model!r} "
             f"({dimensions} dimensions). Fix: set GRAPHMEM_EMBEDDING_MODEL (and "
             "GRAPHMEM_EMBEDDING_QUANTIZE for a '+int8' name, with GRAPHMEM_EMBEDDING_BACKEND=torch "
-            "for '+int8-torch') back to what built it, or point "
+            "for '+int8-torch') back to what built it, or move the database to the configured "
+            "model with `graphmem schema reembed`, or point "
             "graphmem at a fresh database (GRAPHMEM_NEO4J_DATABASE / a new instance dir) and "
             "ingest again."
         )

@@ -27,7 +27,8 @@ MULTI_VALUED_TYPES: dict[str, Literal["single", "multi"]] = {
 }
 
 
-def _cache_root() -> Path:
+def cache_root() -> Path:
+    """Where graphmem keeps what it downloads or derives (Neo4j jars, instance, models)."""
     return Path.home() / ".cache" / "graphmem"
 
 
@@ -58,11 +59,11 @@ class Settings(BaseSettings):
     neo4j_version: str = NEO4J_VERSION
     neo4j_browser_version: str = NEO4J_BROWSER_VERSION
     neo4j_dist_dir: Path = Field(
-        default_factory=lambda: _cache_root() / "neo4j-dist",
+        default_factory=lambda: cache_root() / "neo4j-dist",
         description="Where the jars from Maven Central are cached (one folder per version)",
     )
     neo4j_instance_dir: Path = Field(
-        default_factory=lambda: _cache_root() / "neo4j-instance",
+        default_factory=lambda: cache_root() / "neo4j-instance",
         description="conf/, data/, logs/, run/ and the generated password of the local server",
     )
     neo4j_bolt_port: int = 7687
@@ -93,7 +94,7 @@ class Settings(BaseSettings):
         "database ('+int8'): choose before the first ingest.",
     )
     embedding_cache_dir: Path = Field(
-        default_factory=lambda: _cache_root() / "models",
+        default_factory=lambda: cache_root() / "models",
         description="Where derived models (the int8 ONNX export) are kept",
     )
 

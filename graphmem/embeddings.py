@@ -19,7 +19,7 @@ from typing import Any, Protocol
 # waiting costs little elsewhere. Set before torch is imported; an explicit setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from graphmem.config import PACKAGED_MODEL, Settings
+from graphmem.config import PACKAGED_MODEL, Settings, cache_root
 
 
 class Embedder(Protocol):
@@ -51,7 +51,7 @@ class SentenceTransformerEmbedder:
         if quantize and self.backend == "onnx":
             # int8 weights, exported once per model and CPU kind into the cache: ~1.85x faster
             # than fp32 on ONNX Runtime (LoCoMo dev, 2-core AVX-512 VNNI), cosine ~0.99 to fp32
-            folder, file_name = int8_onnx_model(model, cache_dir or _default_cache())
+            folder, file_name = int8_onnx_model(model, cache_dir or cache_root() / "models")
             self._model = SentenceTransformer(
                 str(folder), device=device, backend="onnx",
                 model_kwargs={"file_name": file_name, "session_options": _ort_options()})
@@ -179,10 +179,6 @@ def int8_onnx_model(model: str, cache_dir: Path) -> tuple[Path, str]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return folder, file_name
-
-
-def _default_cache() -> Path:
-    return Path.home() / ".cache" / "graphmem" / "models"
 
 
 _shared: dict[tuple[str, str, bool, str], SentenceTransformerEmbedder] = {}

@@ -28,7 +28,7 @@ def reembed(store: Store, embedder: Embedder, batch: int = 256,
             progress: Callable[[str, int], None] | None = None) -> ReembedReport:
     """Re-embed everything with ``embedder``; ``progress(label, done)`` after each batch."""
     vectors = VectorStore(store)
-    meta = vectors.meta()
+    meta = store.embedding_meta()
     rebuild = meta is not None and meta["dimensions"] != embedder.dimensions
     if rebuild:
         vectors.drop_vector_indexes()

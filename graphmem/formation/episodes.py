@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Protocol
 
 from graphmem import temporal
-from graphmem.formation.observer import Turn, _mean, cosine
+from graphmem.formation.observer import Turn, cosine, mean
 
 TITLE_WORDS = 12
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -60,7 +60,7 @@ class ExtractiveNarrator:
         central = turns[0]
         vectors = [t.vector for t in turns if t.vector]
         if len(vectors) == len(turns) and vectors:
-            centre = _mean(vectors)
+            centre = mean(vectors)
             substantial = [t for t in turns if len(t.text.split()) >= 8] or list(turns)
             central = max(substantial, key=lambda t: cosine(t.vector, centre))
         sentences = _SENTENCE.split(central.text.strip())

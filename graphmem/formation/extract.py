@@ -25,10 +25,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -39,6 +39,7 @@ from graphmem.llm import LLMClient
 
 OPERATION = "extract_facts"
 _PARTIAL = re.compile(r"(\d{4})(?:-(\d{2}))?")
+T = TypeVar("T")
 
 
 class _Reply(BaseModel):
@@ -136,9 +137,21 @@ def _snake(name: str) -> str:
 
 
 def _sources(cited: list[str], known: set[str], report: ExtractionReport) -> list[str]:
+    """The cited ids that are the stretch's messages; none left counts as ``no_source``."""
     kept = [c for s in cited if (c := s.strip().strip("[]").strip()) in known]
     report.unknown_sources += len(cited) - len(kept)
+    if not kept:
+        report.dropped["no_source"] += 1
     return list(dict.fromkeys(kept))
+
+
+def _valid(make: Callable[[], T], report: ExtractionReport) -> T | None:
+    """``make()``, or None counted as ``invalid`` when the model refuses the values."""
+    try:
+        return make()
+    except ValidationError:
+        report.dropped["invalid"] += 1
+        return None
 
 
 def _observation(
@@ -148,9 +161,7 @@ def _observation(
     if not (subject and type_ and content):
         report.dropped["empty"] += 1
         return None
-    sources = _sources(f.sources, known, report)
-    if not sources:
-        report.dropped["no_source"] += 1
+    if not (sources := _sources(f.sources, known, report)):
         return None
     try:
         valid_from = parse_when(f.valid_from)
@@ -159,13 +170,9 @@ def _observation(
     confidence = None if f.confidence is None or math.isnan(f.confidence) else f.confidence
     if confidence is not None and not 0.0 <= confidence <= 1.0:
         confidence, report.clamped = min(1.0, max(0.0, confidence)), report.clamped + 1
-    try:
-        return ObservationIn(owner=owner, subject=subject, type=type_, content=content,
-                             valid_from=valid_from, explicit=f.explicit, confidence=confidence,
-                             sources=sources)
-    except ValidationError:
-        report.dropped["invalid"] += 1
-        return None
+    return _valid(lambda: ObservationIn(
+        owner=owner, subject=subject, type=type_, content=content, valid_from=valid_from,
+        explicit=f.explicit, confidence=confidence, sources=sources), report)
 
 
 def _profile_op(
@@ -178,16 +185,11 @@ def _profile_op(
     if not key:
         report.dropped["empty"] += 1
         return None
-    sources = _sources(p.sources, known, report)
-    if not sources:
-        report.dropped["no_source"] += 1
+    if not (sources := _sources(p.sources, known, report)):
         return None
-    try:
-        return ProfileOp(op=p.op, owner=owner, key=key, explicit=p.explicit, sources=sources,
-                         value=None if p.op == "DELETE" else value)
-    except ValidationError:
-        report.dropped["invalid"] += 1
-        return None
+    return _valid(lambda: ProfileOp(op=p.op, owner=owner, key=key, explicit=p.explicit,
+                                    sources=sources, value=None if p.op == "DELETE" else value),
+                  report)
 
 
 def to_writes(extraction: Extraction, owner: str, messages: Sequence[MessageLike]) -> Writes:

@@ -78,8 +78,11 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
-def _mean(vectors: Sequence[Sequence[float]]) -> list[float]:
-    return [sum(col) / len(vectors) for col in zip(*vectors, strict=True)]
+def mean(vectors: Sequence[Sequence[float]]) -> tuple[float, ...]:
+    """The element-wise mean; () for no vectors."""
+    if not vectors:
+        return ()
+    return tuple(sum(col) / len(vectors) for col in zip(*vectors, strict=True))
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ class HeuristicFinder:
         after = [t.vector for t in window[p : p + self.span] if t.vector]
         if not before or not after:
             return 1.0
-        return cosine(_mean(before), _mean(after))
+        return cosine(mean(before), mean(after))
 
 
 def _depth(sims: Sequence[float], p: int) -> float:

@@ -4,7 +4,6 @@ they continue). Idempotent and incremental: a message is in exactly one episode,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from graphmem.formation.observer import (
     BoundaryFinder,
     HeuristicFinder,
     Turn,
+    mean,
     segment,
 )
 from graphmem.llm.client import LLMClient
@@ -43,12 +43,6 @@ class FormationReport:
     created: int
     extended: int
     messages: int
-
-
-def _mean(vectors: Sequence[Sequence[float]]) -> tuple[float, ...]:
-    if not vectors:
-        return ()
-    return tuple(sum(col) / len(vectors) for col in zip(*vectors, strict=True))
 
 
 def _compared(rows: list[dict[str, Any]]) -> list[str]:
@@ -99,7 +93,7 @@ class Former:
         owner_of = {r["id"]: r["episode"] for r in rows}
         compared = episodes.turn_vectors(_compared(rows))
         turns = [Turn(r["id"], r["speaker"], r["text"], r["timestamp"],
-                      _mean(compared.get(r["id"], []))) for r in rows]
+                      mean(compared.get(r["id"], []))) for r in rows]
         plans = self._plan(owner, session_id, turns, owner_of)
         if not plans:
             self._extract(episodes, tenant, owner, session_id)

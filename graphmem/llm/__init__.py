@@ -18,7 +18,7 @@ from graphmem.llm.client import (
     MalformedReply,
     parse_reply,
 )
-from graphmem.llm.usage import Usage, UsageLedger, UsageSink, UsageTotals
+from graphmem.llm.usage import Usage, UsageLedger, UsageSink, UsageTotal
 
 __all__ = [
     "JsonMode",
@@ -31,6 +31,6 @@ __all__ = [
     "Usage",
     "UsageLedger",
     "UsageSink",
-    "UsageTotals",
+    "UsageTotal",
     "parse_reply",
 ]

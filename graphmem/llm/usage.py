@@ -41,33 +41,41 @@ class Usage:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def sums(self) -> UsageSums:
+        return UsageSums(calls=1, failures=0 if self.ok else 1, prompt_tokens=self.prompt_tokens,
+                         completion_tokens=self.completion_tokens, attempts=self.attempts,
+                         latency_ms=self.latency_ms)
 
-@dataclass(frozen=True, slots=True)
-class UsageTotals:
-    """Sums over every call of one operation since the ledger was created (or reset)."""
 
-    operation: str
+class UsageSums(BaseModel):
+    """Running sums over LLM calls."""
+
     calls: int = 0
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    attempts: int = 0
-    latency_ms: float = 0.0
+    attempts: int = Field(default=0, description="HTTP attempts, retries included")
+    latency_ms: float = Field(default=0.0, description="summed over the calls")
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def add(self, usage: Usage) -> UsageTotals:
-        return UsageTotals(
-            operation=self.operation,
-            calls=self.calls + 1,
-            failures=self.failures + (0 if usage.ok else 1),
-            prompt_tokens=self.prompt_tokens + usage.prompt_tokens,
-            completion_tokens=self.completion_tokens + usage.completion_tokens,
-            attempts=self.attempts + usage.attempts,
-            latency_ms=self.latency_ms + usage.latency_ms,
-        )
+    def add(self, other: UsageSums) -> None:
+        for k in UsageSums.model_fields:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+
+
+class UsageTotal(UsageSums):
+    """One operation's calls: since the ledger was created, or over a report's days."""
+
+    operation: str
+    models: list[str] = Field(default_factory=list)
+
+    def include(self, model: str, sums: UsageSums) -> None:
+        if model not in self.models:
+            self.models.append(model)
+        self.add(sums)
 
 
 UsageSink = Callable[[Usage], None]
@@ -85,13 +93,14 @@ class UsageLedger:
         self._sink = sink
         self._lock = threading.Lock()
         self._records: deque[Usage] = deque(maxlen=max_records)
-        self._totals: dict[str, UsageTotals] = {}
+        self._totals: dict[str, UsageTotal] = {}
 
     def record(self, usage: Usage) -> None:
         with self._lock:
             self._records.append(usage)
-            current = self._totals.get(usage.operation) or UsageTotals(usage.operation)
-            self._totals[usage.operation] = current.add(usage)
+            total = self._totals.setdefault(usage.operation,
+                                            UsageTotal(operation=usage.operation))
+            total.include(usage.model, usage.sums())
         if self._sink is not None:
             try:
                 self._sink(usage)
@@ -103,10 +112,10 @@ class UsageLedger:
         with self._lock:
             return list(self._records)
 
-    def totals(self) -> dict[str, UsageTotals]:
-        """Per-operation sums, keyed by operation name (a copy)."""
+    def totals(self) -> dict[str, UsageTotal]:
+        """Per-operation sums, keyed by operation name (copies)."""
         with self._lock:
-            return dict(self._totals)
+            return {op: t.model_copy(deep=True) for op, t in self._totals.items()}
 
     def reset(self) -> None:
         with self._lock:
@@ -146,38 +155,12 @@ def tenant_sink(write: Callable[[str, Usage], object]) -> UsageSink:
     return sink
 
 
-class UsageSums(BaseModel):
-    """Running sums over LLM calls."""
-
-    calls: int = 0
-    failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    attempts: int = Field(default=0, description="HTTP attempts, retries included")
-    latency_ms: float = Field(default=0.0, description="summed over the calls")
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def add(self, other: UsageSums) -> None:
-        for k in UsageSums.model_fields:
-            setattr(self, k, getattr(self, k) + getattr(other, k))
-
-
 class UsageDay(UsageSums):
     """One tenant's LLM calls of one UTC day, operation and model (as stored in Neo4j)."""
 
     day: date
     operation: str
     model: str
-
-
-class UsageTotal(UsageSums):
-    """One operation's calls over the report's days."""
-
-    operation: str
-    models: list[str]
 
 
 class UsageReport(BaseModel):
@@ -190,8 +173,5 @@ class UsageReport(BaseModel):
     def of(cls, days: list[UsageDay]) -> UsageReport:
         totals: dict[str, UsageTotal] = {}
         for d in days:
-            t = totals.setdefault(d.operation, UsageTotal(operation=d.operation, models=[]))
-            if d.model not in t.models:
-                t.models.append(d.model)
-            t.add(d)
+            totals.setdefault(d.operation, UsageTotal(operation=d.operation)).include(d.model, d)
         return cls(days=days, totals=totals)

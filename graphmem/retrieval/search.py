@@ -25,9 +25,14 @@ from graphmem.store.facts import FactStore
 def candidates(req: SearchRequest, rs: RetrievalSettings) -> int:
     """How many hits each recall list contributes: the preset's under a message budget; for k
     nuclei, 3k (at least 20): ranks beyond that barely move the top k of the fusion."""
-    if req.max_messages is not None or rs.max_messages is not None:
+    if _budget(req, rs) is not None:
         return rs.candidates
     return min(rs.candidates, max(3 * req.k, 20))
+
+
+def _budget(req: SearchRequest, rs: RetrievalSettings) -> int | None:
+    """Messages to return after expansion: the request's, else the preset's (None: no cap)."""
+    return req.max_messages if req.max_messages is not None else rs.max_messages
 
 
 def recall_lists(
@@ -76,7 +81,7 @@ def _messages(
     store: TenantStore, lists: dict[str, list[str]], req: SearchRequest, rs: RetrievalSettings
 ) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
     fused = _time_hint(store, req, rrf(lists, rs.rrf_k), lists, rs)
-    budget = req.max_messages if req.max_messages is not None else rs.max_messages
+    budget = _budget(req, rs)
     nuclei = fused if budget is not None else fused[: req.k]
     if req.method == "rrf_expand" and nuclei:
         considered = nuclei[: budget if budget is not None else len(nuclei)]
@@ -129,7 +134,7 @@ def _episodes(
     fused = _unit_fused(
         lambda index, **p: episodes.search(index, req.owner, rs.candidates, rs.overfetch, **p),
         vector, req, rs)
-    budget = req.max_messages if req.max_messages is not None else rs.max_messages
+    budget = _budget(req, rs)
     limit = len(fused) if budget is not None else req.k
     rows = {r["e"]["id"]: r for r in episodes.get([f.id for f in fused[:limit]])}
     hits: list[EpisodeHit] = []

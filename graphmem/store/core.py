@@ -101,8 +101,8 @@ class Store:
     def apply_schema(self, model: str, dimensions: int, timeout_s: float = 300.0) -> None:
         """Create constraints and indexes (idempotent), refuse a database built for another
         embedding model, and wait until every index is ONLINE."""
-        for meta in self.run("queries/schema_meta_read"):
-            _check_model(meta, model, dimensions)
+        if (built := self.embedding_meta()) is not None:
+            _check_model(built, model, dimensions)
         for name in cypher.names("schema"):
             self.run_statements(name, dimensions=dimensions)
         meta = self.run(
@@ -120,6 +120,12 @@ class Store:
                     f"{dimensions}. Fix: DROP INDEX {idx['name']} and restart, then re-ingest."
                 )
         self.await_online(timeout_s)
+
+    def embedding_meta(self) -> Row | None:
+        """Which embedding model built this database ({model, dimensions, created_at}); None on
+        a new database."""
+        rows = self.run("queries/schema_meta_read")
+        return rows[0] if rows else None
 
     def await_online(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s

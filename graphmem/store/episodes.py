@@ -9,25 +9,19 @@ from neo4j import ManagedTransaction
 
 from graphmem import cypher
 from graphmem.errors import Conflict
-from graphmem.store.core import native
-from graphmem.store.tenant import ranked_search
+from graphmem.store.tenant import TenantBound, ranked_search
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row, Store
+    from graphmem.store.core import Row
 
 
-class EpisodeStore:
-    def __init__(self, store: Store, tenant: str) -> None:
-        self._store = store
-        self.tenant = tenant
-
+class EpisodeStore(TenantBound):
     def session_turns(self, owner: str, session_id: str) -> list[Row]:
-        return self._store.run("queries/episodes/session_turns", tenant=self.tenant, owner=owner,
-                               session_id=session_id)
+        return self._run("queries/episodes/session_turns", owner=owner, session_id=session_id)
 
     def turn_vectors(self, ids: list[str]) -> dict[str, list[list[float]]]:
         """Message id -> its sentence vectors."""
-        rows = self._store.run("queries/episodes/turn_vectors", tenant=self.tenant, ids=ids)
+        rows = self._run("queries/episodes/turn_vectors", ids=ids)
         return {r["id"]: r["vectors"] for r in rows}
 
     def write(self, owner: str, session_id: str, episodes: list[dict[str, Any]],
@@ -56,21 +50,18 @@ class EpisodeStore:
         return count
 
     def get(self, ids: list[str]) -> list[Row]:
-        rows = self._store.run("queries/episodes/get", tenant=self.tenant, ids=ids)
-        return [native(r) for r in rows]
+        return self._run("queries/episodes/get", ids=ids)  # run() made the values native
 
     def unextracted(self, owner: str, session_id: str) -> list[Row]:
-        return self._store.run("queries/episodes/unextracted", tenant=self.tenant, owner=owner,
-                               session_id=session_id)
+        return self._run("queries/episodes/unextracted", owner=owner, session_id=session_id)
 
     def mark_extracted(self, id_: str, model: str, now: datetime) -> None:
-        self._store.run("queries/episodes/mark_extracted", write=True, tenant=self.tenant, id=id_,
-                        now=now, model=model)
+        self._run("queries/episodes/mark_extracted", write=True, id=id_, now=now, model=model)
 
     def search(self, index: str, owner: str, k: int, overfetch: int,
                **params: Any) -> list[tuple[str, float]]:
         """Ranked episodes of an owner; ``index`` is ``vector`` or ``fulltext``."""
         return ranked_search(
-            lambda name, **p: self._store.run(name, tenant=self.tenant, **p),
+            self._run,
             f"queries/episodes/{index}_search", k, overfetch, {"owner": owner, **params},
         )[0]

@@ -12,10 +12,10 @@ from graphmem import cypher
 from graphmem.errors import Conflict, InvalidInput
 from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
 from graphmem.store.core import native
-from graphmem.store.tenant import ranked_search
+from graphmem.store.tenant import TenantBound, ranked_search
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row, Store
+    from graphmem.store.core import Row
 
 HISTORY_REASON = "placed into history: a later value was already recorded"
 
@@ -50,15 +50,11 @@ def _q(tx: ManagedTransaction, name: str, **params: Any) -> list[Row]:
     return [native(r.data()) for r in tx.run(cypher.load(f"queries/facts/{name}"), params)]
 
 
-class FactStore:
-    def __init__(self, store: Store, tenant: str) -> None:
-        self._store = store
-        self.tenant = tenant
-
+class FactStore(TenantBound):
     def missing_sources(self, ids: list[str]) -> list[str]:
         if not ids:
             return []
-        rows = self._store.run("queries/facts/missing_sources", tenant=self.tenant, ids=ids)
+        rows = self._run("queries/facts/missing_sources", ids=ids)
         missing: list[str] = rows[0]["missing"] if rows else []
         return missing
 
@@ -82,18 +78,18 @@ class FactStore:
     ) -> list[tuple[str, float]]:
         """Ranked observations valid at ``t``; ``index`` is ``vector`` or ``fulltext``."""
         return ranked_search(
-            lambda name, **p: self._store.run(name, tenant=self.tenant, **p),
+            self._run,
             f"queries/facts/{index}_search", k, overfetch, {"owner": owner, "t": t, **params},
         )[0]
 
     def get(self, ids: list[str]) -> list[Row]:
-        return self._store.run("queries/facts/get", tenant=self.tenant, ids=ids)
+        return self._run("queries/facts/get", ids=ids)
 
     def query(self, **params: Any) -> list[Row]:
-        return self._store.run("queries/facts/query", tenant=self.tenant, **params)
+        return self._run("queries/facts/query", **params)
 
     def history(self, id_: str) -> Row | None:
-        rows = self._store.run("queries/facts/history", tenant=self.tenant, id=id_)
+        rows = self._run("queries/facts/history", id=id_)
         return rows[0] if rows and rows[0]["facts"] else None
 
 

@@ -12,6 +12,7 @@ from neo4j import ManagedTransaction
 
 from graphmem import cypher
 from graphmem.errors import Conflict
+from graphmem.store.jobs import enqueue_tx, form_session_jobs
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
@@ -41,13 +42,19 @@ class Windows:
     """Every message read, by id."""
 
 
-class TenantStore:
+class TenantBound:
+    """A store bound to one tenant: every named query it runs gets ``$tenant`` from here, never
+    from the caller (the base of `TenantStore`, `FactStore` and `EpisodeStore`)."""
+
     def __init__(self, store: Store, tenant: str) -> None:
         self._store = store
         self.tenant = tenant
 
     def _run(self, name: str, *, write: bool = False, **params: Any) -> list[Row]:
         return self._store.run(name, write=write, tenant=self.tenant, **params)
+
+
+class TenantStore(TenantBound):
 
     # --- messages ---------------------------------------------------------------------------
     def existing_ids(self, ids: list[str]) -> set[str]:
@@ -62,8 +69,6 @@ class TenantStore:
         ``form_session`` job per touched session, committed with the messages. Raises Conflict,
         writing nothing, if an id is already stored with other content. Returns [{id, created}]
         in input order."""
-        from graphmem.store.jobs import enqueue_tx, form_session_jobs
-
         tenant = self.tenant
         settings = self._store.settings
 
@@ -159,6 +164,7 @@ class TenantStore:
             kept_before = earlier[-before:] if before else []
             out.windows[r["id"]] = [*kept_before, r["id"], *[m["id"] for m in r["later"]][:after]]
         return out
+
 
 def ranked_search(
     run: Callable[..., list[Row]], name: str, k: int, overfetch: int, params: dict[str, Any],

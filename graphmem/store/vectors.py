@@ -18,10 +18,6 @@ class VectorStore:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def meta(self) -> Row | None:
-        rows = self._store.run("queries/schema_meta_read")
-        return rows[0] if rows else None
-
     def pending(self, label: str, model: str, limit: int) -> list[Row]:
         """Up to ``limit`` nodes of ``label`` whose vector ``model`` did not make: {eid, text}."""
         return self._store.run(PENDING[label], model=model, limit=limit)

@@ -1,13 +1,17 @@
 # graphmem: two commands on a fresh machine (Python 3.11+, Java 17, Maven; no Docker needed)
 #   make run    set everything up, start Neo4j, load the demo memory, serve the API
 #   make test   set everything up and run the whole test suite (unit + integration on a real Neo4j)
+#   make run LLM=local   the same demo, formed by a local LLM (llama.cpp + Qwen2.5-Coder-1.5B,
+#               assembled and built into ~/.cache/graphmem/llm the first time) and a worker
+#   make test-llm        the tests against that local LLM (pytest marker `llm`)
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test unit integration lint bench neo4j-start neo4j-stop clean
+.PHONY: setup run test unit integration lint bench neo4j-start neo4j-stop llm-start llm-stop \
+	test-llm clean
 
 setup: $(STAMP)
 
@@ -20,7 +24,13 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: setup
+ifeq ($(LLM),local)
+	eval "$$($(BIN)/graphmem llm start)" && $(BIN)/graphmem neo4j start && \
+	{ $(BIN)/graphmem worker & worker=$$!; trap 'kill $$worker' EXIT INT TERM; \
+	  $(BIN)/graphmem demo; }
+else
 	$(BIN)/graphmem demo
+endif
 
 test: setup lint
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q
@@ -38,6 +48,16 @@ lint: setup
 bench: setup
 	HF_HUB_OFFLINE=1 $(BIN)/graphmem neo4j start
 	HF_HUB_OFFLINE=1 $(BIN)/graphmem bench locomo --data ../shared/data/locomo/locomo_dev.json --json bench-out.json
+
+test-llm: setup
+	$(BIN)/graphmem llm start >/dev/null
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m llm tests/integration/test_llm_local.py
+
+llm-start: setup
+	$(BIN)/graphmem llm start
+
+llm-stop: setup
+	$(BIN)/graphmem llm stop
 
 neo4j-start: setup
 	$(BIN)/graphmem neo4j start

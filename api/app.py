@@ -7,16 +7,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Query
+from fastapi import APIRouter, Depends, FastAPI, Path, Query
 from fastapi.responses import JSONResponse
 
-from api import browser, facts, jobs, problems, usage
-from api.auth import tenant_dependency
+from api import browser, facts, jobs, observability, openapi, problems, procedural, usage
+from api.auth import KeyGate, tenant_dependency
 from api.limits import BodyLimit
 from graphmem import __version__
 from graphmem.config import Settings
-from graphmem.errors import GraphMemError
+from graphmem.errors import GraphMemError, StoreUnavailable
 from graphmem.models import (
+    MAX_SKIP,
     DeleteReport,
     IngestReport,
     Message,
@@ -71,10 +72,17 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     app = FastAPI(title="graphmem", version=__version__, lifespan=lifespan,
                   description="Long-term memory for AI agents on Neo4j.")
     problems.install(app)
+    openapi.install(app, anonymous=settings.allow_anonymous)
+    # Added last is outermost: an unexpected error becomes a 500 problem, then the key is
+    # checked (401 before any body is read), then the body is counted (413).
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(KeyGate, settings=settings)
+    app.add_middleware(problems.Unexpected)
+    observability.install(app, settings, runtime)  # outermost: request id, metrics, /readyz
     Tenant = Annotated[str, Depends(tenant_dependency(settings))]
     Mem = Annotated[Memory, Depends(runtime.ready_memory)]
     v1 = APIRouter(prefix="/v1")
+    Name = Annotated[str, Path(min_length=1)]  # `{x:path}`: ids may hold "/" (sent as %2F)
 
     @v1.post("/messages", status_code=201, response_model=IngestReport)
     def post_messages(batch: MessageBatch, tenant: Tenant, mem: Mem) -> IngestReport:
@@ -82,19 +90,21 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
         stored once; a failed batch leaves nothing written."""
         return mem.ingest(tenant, batch.messages)
 
-    @v1.get("/messages/{message_id}", response_model=Message)
-    def get_message(message_id: str, tenant: Tenant, mem: Mem) -> Message:
+    @v1.get("/messages/{message_id:path}", response_model=Message)
+    def get_message(message_id: Name, tenant: Tenant, mem: Mem) -> Message:
         return mem.get_message(tenant, message_id)
 
-    @v1.get("/sessions/{session_id}/messages", response_model=list[Message])
+    @v1.get("/sessions/{session_id:path}/messages", response_model=list[Message])
     def session_messages(
-        session_id: str, tenant: Tenant, mem: Mem, owner: str | None = None,
-        skip: Annotated[int, Query(ge=0)] = 0, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        session_id: Name, tenant: Tenant, mem: Mem,
+        owner: Annotated[str | None, Query(min_length=1)] = None,
+        skip: Annotated[int, Query(ge=0, le=MAX_SKIP)] = 0,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> list[Message]:
         return mem.session_messages(tenant, session_id, owner, skip, limit)
 
-    @v1.delete("/owners/{owner}", response_model=DeleteReport)
-    def delete_owner(owner: str, tenant: Tenant, mem: Mem) -> DeleteReport:
+    @v1.delete("/owners/{owner:path}", response_model=DeleteReport)
+    def delete_owner(owner: Name, tenant: Tenant, mem: Mem) -> DeleteReport:
         """Forget everything of an owner (this tenant's only); reports what was removed."""
         return mem.delete_owner(tenant, owner)
 
@@ -106,6 +116,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     app.include_router(facts.router(Tenant, Mem))
     app.include_router(jobs.router(Tenant, Mem))
     app.include_router(usage.router(Tenant, Mem))
+    app.include_router(procedural.router(Tenant, Mem))
     app.include_router(browser.router(settings))
 
     @app.get("/healthz")
@@ -114,8 +125,10 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
         body: dict[str, Any] = {"version": __version__}
         try:
             runtime.ready_memory().store.ping()
-        except GraphMemError as exc:
-            return problems.problem(503, "store unavailable", exc.detail)
+        except StoreUnavailable as exc:
+            return problems.store_unavailable(exc)
+        except GraphMemError as exc:  # e.g. a database built for another embedding model
+            return problems.problem(503, exc.title, exc.detail)
         body["neo4j"] = "ok"
         return JSONResponse(body)
 

@@ -2,12 +2,12 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
-from pydantic import AwareDatetime, BaseModel
+from fastapi import APIRouter, Path, Query, Request
+from pydantic import BaseModel
 
 from graphmem import audit
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationBatch, ProfileOps
-from graphmem.models import utc
+from graphmem.models import UtcDatetime
 
 
 class AuditInfo(BaseModel):
@@ -25,7 +25,9 @@ class AuditResult(BaseModel):
 
 def router(Tenant: Any, Mem: Any) -> APIRouter:
     r = APIRouter(prefix="/v1")
-    When = Annotated[AwareDatetime | None, Query()]
+    When = Annotated[UtcDatetime | None, Query()]
+    Text = Annotated[str | None, Query(min_length=1)]
+    Name = Annotated[str, Path(min_length=1)]  # `{x:path}`: ids may hold "/" (sent as %2F)
 
     @r.post("/observations", status_code=201, response_model=list[FactWrite])
     def post_observations(batch: ObservationBatch, tenant: Tenant, mem: Mem) -> list[FactWrite]:
@@ -35,17 +37,16 @@ def router(Tenant: Any, Mem: Any) -> APIRouter:
 
     @r.get("/observations", response_model=list[Fact])
     def get_observations(
-        tenant: Tenant, mem: Mem, owner: str, subject: str | None = None,
-        type: str | None = None, as_of: When = None, known_at: When = None,
+        tenant: Tenant, mem: Mem, owner: Annotated[str, Query(min_length=1)],
+        subject: Text = None, type: Text = None, as_of: When = None, known_at: When = None,
         include_history: bool = False,
     ) -> list[Fact]:
         """Current facts; ``as_of`` (valid time) and ``known_at`` (recorded time) look back."""
         return mem.facts.query(  # type: ignore[no-any-return]
-            tenant, "observation", owner, subject, type, _utc(as_of), _utc(known_at),
-            include_history)
+            tenant, "observation", owner, subject, type, as_of, known_at, include_history)
 
-    @r.get("/observations/{fact_id}/history", response_model=FactHistory)
-    def history(fact_id: str, tenant: Tenant, mem: Mem) -> FactHistory:
+    @r.get("/observations/{fact_id:path}/history", response_model=FactHistory)
+    def history(fact_id: Name, tenant: Tenant, mem: Mem) -> FactHistory:
         return mem.facts.history(tenant, fact_id)  # type: ignore[no-any-return]
 
     @r.post("/profile/ops", status_code=201, response_model=list[FactWrite])
@@ -53,11 +54,11 @@ def router(Tenant: Any, Mem: Any) -> APIRouter:
         """ADD / UPDATE / DELETE / NOOP on profile keys; old values are closed, never erased."""
         return mem.facts.profile_ops(tenant, batch.ops)  # type: ignore[no-any-return]
 
-    @r.get("/profile/{owner}", response_model=list[Fact])
-    def profile(owner: str, tenant: Tenant, mem: Mem, as_of: When = None,
+    @r.get("/profile/{owner:path}", response_model=list[Fact])
+    def profile(owner: Name, tenant: Tenant, mem: Mem, as_of: When = None,
                 known_at: When = None, include_history: bool = False) -> list[Fact]:
         return mem.facts.query(  # type: ignore[no-any-return]
-            tenant, "profile", owner, None, None, _utc(as_of), _utc(known_at), include_history)
+            tenant, "profile", owner, None, None, as_of, known_at, include_history)
 
     @r.get("/audit", response_model=list[AuditInfo])
     def audits(tenant: Tenant) -> list[AuditInfo]:
@@ -73,10 +74,6 @@ def router(Tenant: Any, Mem: Any) -> APIRouter:
         return AuditResult(name=name, rows=[_jsonable(row) for row in rows])
 
     return r
-
-
-def _utc(t: Any) -> Any:
-    return None if t is None else utc(t)
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:

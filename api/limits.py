@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from api.problems import problem
 
 Scope = dict[str, Any]
 
 
 class BodyLimit:
-    """Pure ASGI middleware: counts body bytes as they arrive (chunked bodies included)."""
+    """Pure ASGI middleware: counts body bytes as they arrive (chunked bodies included).
+
+    Past the limit, reading the body raises; whatever the app makes of that (FastAPI turns any
+    error while reading a body into a 400) is dropped, and the 413 goes out instead."""
 
     def __init__(self, app: Any, max_bytes: int) -> None:
         self.app = app
@@ -21,32 +25,39 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers", [])).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+            await self._refuse(scope, receive, send)
             return
         seen = 0
+        exceeded = started = False
 
         async def counted() -> Any:
-            nonlocal seen
+            nonlocal seen, exceeded
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.max_bytes:
+                exceeded = True
                 raise _TooLarge
             return message
 
-        try:
-            await self.app(scope, counted, send)
-        except _TooLarge:
-            await self._refuse(send)
+        async def guarded(message: dict[str, Any]) -> None:
+            nonlocal started
+            if exceeded and not started:
+                return  # the app's answer to the refused read: the 413 replaces it
+            started = started or message["type"] == "http.response.start"
+            await send(message)
 
-    async def _refuse(self, send: Any) -> None:
-        body = json.dumps({
-            "type": "about:blank", "title": "request too large", "status": 413, "field": "body",
-            "detail": f"the request body exceeds {self.max_bytes} bytes",
-        }).encode()
-        await send({"type": "http.response.start", "status": 413, "headers": [
-            (b"content-type", b"application/problem+json"),
-            (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        try:
+            await self.app(scope, counted, guarded)
+        except Exception:
+            if not exceeded or started:
+                raise
+        if exceeded and not started:
+            await self._refuse(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Any, send: Any) -> None:
+        response = problem(413, "request too large",
+                           f"the request body exceeds {self.max_bytes} bytes", field="body")
+        await response(scope, receive, send)
 
 
 class _TooLarge(Exception):

@@ -1,36 +1,66 @@
-"""Errors as RFC 9457 problem bodies: one place maps library errors and bad requests to HTTP."""
+"""Errors as RFC 9457 problem bodies: one place maps library errors, bad requests, unknown routes
+and unexpected exceptions to HTTP, so every error the server sends is application/problem+json.
+"""
 
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
 from graphmem.errors import GraphMemError, InvalidInput, StoreUnavailable
 
 log = logging.getLogger("graphmem.api")
 PROBLEM = "application/problem+json"
+UNREACHABLE = "Neo4j is unreachable; retry later"
 
 
-def problem(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
+def problem(status: int, title: str, detail: str, *, headers: dict[str, str] | None = None,
+            **extra: Any) -> JSONResponse:
     body = {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
-    headers = {}
+    out = dict(headers or {})
     if status == 401:
-        headers["WWW-Authenticate"] = "Bearer"
+        out["WWW-Authenticate"] = "Bearer"
     if status == 503:
-        headers["Retry-After"] = "5"
-    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
+        out["Retry-After"] = "5"
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=out)
+
+
+def store_unavailable(exc: StoreUnavailable) -> JSONResponse:
+    """503 without the store's address: the detail (host, port, driver message) goes to the log."""
+    log.warning("store unavailable: %s", exc.detail)
+    return problem(503, exc.title, UNREACHABLE)
 
 
 def _field(loc: tuple[Any, ...]) -> str:
     """('body', 'messages', 0, 'timestamp') -> 'messages[0].timestamp'."""
     out = ""
-    for part in loc[1:] if loc and loc[0] in ("body", "query", "path") else loc:
+    prefixes = ("body", "query", "path", "header", "cookie")
+    for part in loc[1:] if loc and loc[0] in prefixes else loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "body"
+
+
+def _unreadable_body(exc: HTTPException) -> str:
+    """Why FastAPI could not parse a body (it raises a bare 400 and keeps the cause)."""
+    cause = exc.__cause__
+    if isinstance(cause, UnicodeDecodeError):
+        return "the body is not valid UTF-8"
+    if isinstance(cause, RecursionError):
+        return "the body's JSON nests too deeply"
+    return f"the body could not be parsed: {exc.detail}"
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase.lower()
+    except ValueError:
+        return "error"
 
 
 def install(app: FastAPI) -> None:
@@ -39,7 +69,9 @@ def install(app: FastAPI) -> None:
         if isinstance(exc, InvalidInput):
             errors = [{"field": exc.field, "problem": exc.problem}]
             return problem(exc.status, exc.title, exc.detail, field=exc.field, errors=errors)
-        if exc.status >= 500 and not isinstance(exc, StoreUnavailable):
+        if isinstance(exc, StoreUnavailable):
+            return store_unavailable(exc)
+        if exc.status >= 500:
             log.error("%s: %s", exc.title, exc.detail)
         return problem(exc.status, exc.title, exc.detail)
 
@@ -57,7 +89,58 @@ def install(app: FastAPI) -> None:
         detail = "; ".join(f"{e['field']}: {e['problem']}" for e in errors[:5])
         return problem(422, "invalid input", detail, field=errors[0]["field"], errors=errors)
 
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        status = exc.status_code
+        if status == 400:
+            detail = _unreadable_body(exc)
+            return problem(400, "malformed JSON", detail, field="body",
+                           errors=[{"field": "body", "problem": detail}])
+        if status == 404:
+            detail = f"no route {request.url.path}"
+        elif status == 405:
+            detail = f"{request.method} is not allowed on {request.url.path}"
+        else:
+            detail = str(exc.detail)
+        return problem(status, _phrase(status), detail, headers=dict(exc.headers or {}))
+
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        # Reached only for errors outside `Unexpected` (it catches everything inside it).
         log.exception("unexpected error", exc_info=exc)
         return problem(500, "internal error", "an unexpected error; see the server log")
+
+
+class Unexpected:
+    """Pure ASGI middleware: an unexpected exception becomes a 500 problem and the connection
+    stays usable. (Starlette's outermost error middleware sends its 500 and then re-raises, and
+    the server then drops the keep-alive connection without saying ``Connection: close``.)"""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = finished = False
+
+        async def tracked(message: dict[str, Any]) -> None:
+            nonlocal started, finished
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                finished = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            log.exception("unexpected error on %s %s", scope.get("method"), scope.get("path"),
+                          exc_info=exc)
+            if finished:
+                return  # the response went out whole (an error after it, e.g. a background task)
+            if started:
+                raise  # half a response: only closing the connection can end it
+            response = problem(500, "internal error", "an unexpected error; see the server log")
+            await response(scope, receive, send)

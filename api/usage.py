@@ -1,20 +1,20 @@
 """Route for LLM token accounting: the caller's usage per day, operation and model."""
 
-from datetime import date
 from typing import Any
 
 from fastapi import APIRouter
 
 from graphmem.errors import InvalidInput
 from graphmem.llm.usage import UsageReport
+from graphmem.models import IsoDate
 
 
 def router(Tenant: Any, Mem: Any) -> APIRouter:
     r = APIRouter(prefix="/v1")
 
     @r.get("/usage", response_model=UsageReport)
-    def llm_usage(tenant: Tenant, mem: Mem, since: date | None = None,
-                  until: date | None = None) -> UsageReport:
+    def llm_usage(tenant: Tenant, mem: Mem, since: IsoDate | None = None,
+                  until: IsoDate | None = None) -> UsageReport:
         """This tenant's LLM calls (formation and extraction) per UTC day, operation and model,
         with tokens, failures, HTTP attempts and latency, and totals per operation. ``since``
         and ``until`` (YYYY-MM-DD, inclusive) bound the days. Empty when no LLM is configured."""

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from graphmem import cypher
 from graphmem.errors import InvalidInput, NotFound
+from graphmem.models import utc_datetime
 from graphmem.store import Store
 
 _PARAM = re.compile(r"\$(\w+) \((string|datetime|int|bool)\)")
+_INT = re.compile(r"[+-]?\d{1,19}", re.ASCII)
+INT_RANGE = (-(2**63), 2**63 - 1)
+"""Integer parameters are Neo4j integers: signed 64-bit."""
+MAX_STRING = 10_000
+"""The longest string parameter accepted (characters)."""
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,17 @@ def _header(text: str, label: str) -> str:
     return " ".join(out)
 
 
+def names() -> list[str]:
+    """The audit query names, e.g. ``true_at``: the files of ``cypher/audit/``."""
+    return [n.split("/", 1)[1] for n in cypher.names("audit")]
+
+
 def get(name: str) -> AuditQuery:
-    try:
-        text = cypher.load(f"audit/{name}")
-    except FileNotFoundError:
-        raise NotFound(f"no audit query {name!r}; see GET /v1/audit") from None
+    """The audit query ``name``; NotFound unless it is one of `names()` (a name from a caller
+    never becomes a file path unless it is on that list)."""
+    if name not in names():
+        raise NotFound(f"no audit query {name[:200]!r}; see GET /v1/audit")
+    text = cypher.load(f"audit/{name}")
     return AuditQuery(
         name=name, purpose=_header(text, "Purpose"),
         params=dict((n, t) for n, t in _PARAM.findall(_header(text, "Parameters"))),
@@ -55,22 +66,26 @@ def get(name: str) -> AuditQuery:
 
 
 def all_queries() -> list[AuditQuery]:
-    return [get(n.split("/", 1)[1]) for n in cypher.names("audit")]
+    return [get(n) for n in names()]
 
 
-def _coerce(name: str, kind: str, raw: str) -> Any:
+def coerce(name: str, kind: str, raw: str) -> Any:
+    """A query-string value as the declared parameter type; InvalidInput naming ``name`` else.
+    Datetimes follow the API's one rule (`graphmem.models.utc_datetime`), integers are decimal
+    and fit Neo4j's 64 bits, strings are non-empty and at most MAX_STRING characters."""
     try:
         if kind == "datetime":
-            value = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-            if value.tzinfo is None:
-                raise ValueError("needs an offset, e.g. 2026-03-15T12:00:00Z")
-            return value
+            return utc_datetime(raw)
         if kind == "int":
+            if not _INT.fullmatch(raw) or not INT_RANGE[0] <= int(raw) <= INT_RANGE[1]:
+                raise ValueError(f"a decimal integer from {INT_RANGE[0]} to {INT_RANGE[1]}")
             return int(raw)
         if kind == "bool":
             if raw.lower() not in ("true", "false"):
                 raise ValueError("true or false")
             return raw.lower() == "true"
+        if not 1 <= len(raw) <= MAX_STRING:
+            raise ValueError(f"from 1 to {MAX_STRING} characters")
         return raw
     except ValueError as exc:
         raise InvalidInput(name, f"expected a {kind}: {exc}") from None
@@ -86,5 +101,5 @@ def run(store: Store, tenant: str, name: str, raw: dict[str, str]) -> list[dict[
             continue
         if pname not in raw:
             raise InvalidInput(pname, f"missing; {name} takes {sorted(query.params)}")
-        params[pname] = _coerce(pname, kind, raw[pname])
+        params[pname] = coerce(pname, kind, raw[pname])
     return store.run(f"audit/{name}", **params)

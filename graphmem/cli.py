@@ -24,6 +24,8 @@ bench_app = typer.Typer(help="Benchmarks (scripts that print numbers).")
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(schema_app, name="schema")
 app.add_typer(bench_app, name="bench")
+llm_app = typer.Typer(help="Run a local LLM (llama.cpp's llama-server, Qwen2.5-Coder-1.5B).")
+app.add_typer(llm_app, name="llm")
 console = Console(stderr=True)
 
 Tenant = Annotated[str, typer.Option(help="Tenant to act as (the CLI is trusted: no API key)")]
@@ -64,6 +66,72 @@ def neo4j_status() -> None:
     st = neo4j_server.status(Settings())
     typer.echo(json.dumps({k: str(v) for k, v in st.__dict__.items()}, indent=2))
     raise typer.Exit(code=0 if st.running else 3)
+
+
+# --- llm --------------------------------------------------------------------------------------
+@llm_app.command("start")
+def llm_start() -> None:
+    """Assemble the model and build llama-server (first time only, into GRAPHMEM_LLM_CACHE_DIR),
+    start it on loopback and wait until it answers. Prints the settings that point graphmem
+    at it: `eval "$(graphmem llm start)"`."""
+    from graphmem.llm import local_server
+
+    cfg = local_server.LocalLLMConfig.from_env()
+    try:
+        st = local_server.start(cfg)
+    except local_server.LocalLLMError as exc:
+        raise _fail(exc) from exc
+    console.print(f"llama-server running (pid {st.pid}) at {st.base_url}, model {st.model}; "
+                  f"log: {cfg.run_dir / 'llama-server.log'}")
+    typer.echo(local_server.export_lines(local_server.llm_env(st)))
+
+
+@llm_app.command("prepare")
+def llm_prepare() -> None:
+    """Assemble the model and build llama-server into the cache (what the first `start` does),
+    without starting it."""
+    from graphmem.llm import local_server
+
+    try:
+        model, binary = local_server.prepare(local_server.LocalLLMConfig.from_env())
+    except local_server.LocalLLMError as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"model:  {model}\nserver: {binary}")
+
+
+@llm_app.command("stop")
+def llm_stop() -> None:
+    from graphmem.llm import local_server
+
+    stopped = local_server.stop(local_server.LocalLLMConfig.from_env())
+    console.print("llama-server stopped" if stopped else "llama-server was not running")
+
+
+@llm_app.command("status")
+def llm_status() -> None:
+    """The server's state as JSON (exit 3 when not running), with the settings for graphmem."""
+    from graphmem.llm import local_server
+
+    cfg = local_server.LocalLLMConfig.from_env()
+    st = local_server.status(cfg)
+    typer.echo(json.dumps({
+        "running": st.running, "pid": st.pid, "port": st.port, "model": st.model,
+        "model_file": str(cfg.model_path), "model_present": cfg.model_path.is_file(),
+        "binary": str(cfg.binary_path), "binary_present": cfg.binary_path.is_file(),
+        "env": local_server.llm_env(st) if st.running else None}, indent=2))
+    raise typer.Exit(code=0 if st.running else 3)
+
+
+@llm_app.command("env")
+def llm_env() -> None:
+    """The settings that point graphmem at the running server (`eval "$(graphmem llm env)"`)."""
+    from graphmem.llm import local_server
+
+    try:
+        env = local_server.llm_env(local_server.status(local_server.LocalLLMConfig.from_env()))
+    except local_server.LocalLLMError as exc:
+        raise _fail(exc) from exc
+    typer.echo(local_server.export_lines(env))
 
 
 # --- schema -----------------------------------------------------------------------------------
@@ -208,15 +276,18 @@ def worker(
     import signal
     import threading
 
+    from api.observability import configure_logging
     from graphmem import worker as jobs_worker
     from graphmem.service import Memory
 
+    settings = Settings()
+    configure_logging(settings)  # GRAPHMEM_LOG_FORMAT / GRAPHMEM_LOG_LEVEL, as the API's
     stop = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        mem = Memory.open(Settings())
+        mem = Memory.open(settings)
         try:
             ran = jobs_worker.run_workers(mem, jobs_worker.DEFAULT_HANDLERS, concurrency, stop,
                                           drain=once)
@@ -281,6 +352,21 @@ def bench_locomo(
 
     try:
         bench.main(Settings(), data, json_out, limit, units=units)
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+
+
+@bench_app.command("tau")
+def bench_tau(
+    data: Annotated[Path, typer.Option(help="tau-bench trajectories (a JSON list of runs)")],
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+) -> None:
+    """Procedural memory: ingest runs/s, formation time, clustering ARI, skill retrieval
+    (leave-one-task-out). Cleans up what it wrote."""
+    from graphmem.bench import tau
+
+    try:
+        tau.run(Settings(), data, json_out)
     except GraphMemError as exc:
         raise _fail(exc) from exc
 

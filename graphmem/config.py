@@ -112,10 +112,38 @@ class Settings(BaseSettings):
     )
     anonymous_tenant: str = "dev"
 
+    # --- Operations (api/observability.py, README "Operations") -------------------------------
+    metrics_enabled: bool = Field(default=True, description="Serve Prometheus /metrics (no key)")
+    metrics_loopback_only: bool = Field(
+        default=True, description="/metrics answers loopback clients only (403 otherwise); "
+        "false to let a scraper on another host in (protect it by network then)")
+    log_format: Literal["text", "json"] = "text"
+    log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING, ERROR")
+    otel_enabled: bool = Field(
+        default=False, description="OpenTelemetry traces (needs the `otel` extra); exporter "
+        "set by the standard OTEL_* variables, e.g. OTEL_EXPORTER_OTLP_ENDPOINT")
+
     # --- Input limits -------------------------------------------------------------------------
     max_batch: int = 1000
     max_text_chars: int = 100_000
     max_request_bytes: int = 20_000_000
+    max_units_per_message: int = Field(
+        default=128, ge=1, description="Retrieval units per message: a text with more sentences "
+        "is cut into passages of consecutive sentences (~160 words), grown to fit the cap",
+    )
+    max_batch_chars: int = Field(
+        default=1_000_000, ge=1, description="Characters of text in one batch (413 beyond), "
+        "checked before anything else is done with the batch",
+    )
+    max_batch_tokens: int = Field(
+        default=65_536, ge=1, description="Word pieces the embedding model reads for the new "
+        "units of one batch, each unit counted up to the model's window (413 beyond): bounds "
+        "the embedding time of a request (a full default budget: ~12 CPU-seconds)",
+    )
+    max_batch_units: int = Field(
+        default=4000, ge=1, description="Retrieval units (sentences, passages) in one batch "
+        "(413 beyond), counted before duplicates of stored messages are dropped",
+    )
 
     # --- Retrieval ----------------------------------------------------------------------------
     retrieval_preset: str = "default"

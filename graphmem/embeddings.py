@@ -19,6 +19,7 @@ from typing import Any, Protocol
 # waiting costs little elsewhere. Set before torch is imported; an explicit setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from graphmem import metrics
 from graphmem.config import PACKAGED_MODEL, Settings, cache_root
 
 
@@ -32,6 +33,21 @@ class Embedder(Protocol):
     def dimensions(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+WINDOW_FALLBACK = 256
+"""Word pieces per text assumed for an embedder that cannot count its own (test doubles)."""
+
+
+def token_counts(embedder: Embedder, texts: Sequence[str]) -> list[int]:
+    """The word pieces the model reads of each text (at most its window): what embedding costs.
+    An embedder without a tokenizer is charged an upper bound: its non-space characters, at most
+    `WINDOW_FALLBACK` per text."""
+    count = getattr(embedder, "count_tokens", None)
+    if callable(count):
+        counted: list[int] = count(texts)
+        return counted
+    return [min(WINDOW_FALLBACK, len("".join(t.split()))) for t in texts]
 
 
 class SentenceTransformerEmbedder:
@@ -84,6 +100,17 @@ class SentenceTransformerEmbedder:
     def dimensions(self) -> int:
         return self._dims
 
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces of each text as the model reads it (special tokens included, cut at the
+        model's window). The fast tokenizer counts a batch in milliseconds."""
+        if not texts:
+            return []
+        window = int(self._model.max_seq_length)
+        encoded = self._model.tokenizer(list(texts), truncation=True, max_length=window,
+                                        add_special_tokens=True)["input_ids"]
+        return [len(ids) for ids in encoded]
+
+    @metrics.observe_embedding
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []

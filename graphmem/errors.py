@@ -2,6 +2,7 @@
 
     GraphMemError
     ├── InvalidInput        400/422: a field of the request is wrong (``field`` names it)
+    │   └── TooLarge        413: the request is more work than one request may be (a budget)
     ├── NotFound            404: the id does not exist for this tenant
     ├── Conflict            409: an id already stored with other content (nothing was written)
     ├── Unauthorized        401: no key or an unknown key
@@ -31,6 +32,19 @@ class InvalidInput(GraphMemError):
         super().__init__(f"{field}: {detail}")
         self.field = field
         self.problem = detail
+
+
+class TooLarge(InvalidInput):
+    """Over a per-request budget (e.g. characters or retrieval units in one batch): nothing was
+    done; ``limit`` is the budget, ``actual`` the request's figure."""
+
+    status = 413
+    title = "request too large"
+
+    def __init__(self, field: str, detail: str, *, limit: int, actual: int) -> None:
+        super().__init__(field, detail)
+        self.limit = limit
+        self.actual = actual
 
 
 class NotFound(GraphMemError):

@@ -1,5 +1,6 @@
-"""From validated input to rows the store writes: ids, content hashes, sentence units. Pure,
-except `Ingestor.ingest`, which embeds and hands one batch to the store."""
+"""From validated input to rows the store writes: ids, content hashes, retrieval units (sentences,
+or passages for long texts) and the per-batch work budget. Pure, except `Ingestor`, which embeds
+and hands one batch to the store."""
 
 from __future__ import annotations
 
@@ -13,15 +14,18 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from graphmem import temporal
+from graphmem import metrics, temporal
 from graphmem.config import Settings
-from graphmem.embeddings import Embedder
-from graphmem.errors import Conflict, InvalidInput
+from graphmem.embeddings import Embedder, token_counts
+from graphmem.errors import Conflict, InvalidInput, TooLarge
 from graphmem.models import IngestReport, MessageIn
 from graphmem.store import TenantStore
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 MAX_UNIT_WORDS = 80
+# Words per passage of a long text: 160 words of conversational English (LoCoMo) make 212 word
+# pieces at the median, 235 at most, with the speaker prefix: inside the model's 256.
+PASSAGE_WORDS = 160
 
 
 def split_sentences(text: str, max_words: int = MAX_UNIT_WORDS) -> list[str]:
@@ -33,6 +37,45 @@ def split_sentences(text: str, max_words: int = MAX_UNIT_WORDS) -> list[str]:
         for i in range(0, len(words), max_words):
             units.append(" ".join(words[i : i + max_words]))
     return units or [text.strip()]
+
+
+def split_units(text: str, max_units: int, passage_words: int = PASSAGE_WORDS,
+                max_words: int = MAX_UNIT_WORDS) -> list[str]:
+    """The retrieval units of a message, at most ``max_units`` of them. A text whose sentences
+    fit the cap is split into sentences (`split_sentences`, unchanged for chat turns); a longer
+    one into passages: runs of consecutive sentences of up to ``passage_words`` words. If even
+    those are more than the cap, passages grow so that the cap holds (the model then embeds the
+    start of each; the whole text stays in the fulltext index). Units keep the text's words in
+    order, none lost."""
+    sentences = split_sentences(text, max_words)
+    if len(sentences) <= max_units:
+        return sentences
+    passages = _pack(sentences, max(passage_words, max_words))
+    if len(passages) <= max_units:
+        return passages
+    if max_units <= 1:
+        return [" ".join(sentences)]
+    # A closed passage holds at least `limit - max_words + 1` words (the next sentence, at most
+    # max_words long, did not fit), so at most max_units - 1 passages close, plus the last one.
+    words = sum(len(s.split()) for s in sentences)
+    return _pack(sentences, -(-words // (max_units - 1)) + max_words - 1)
+
+
+def _pack(sentences: list[str], limit: int) -> list[str]:
+    """Greedy runs of consecutive sentences of at most ``limit`` words (each sentence fits)."""
+    passages: list[str] = []
+    run: list[str] = []
+    size = 0
+    for sentence in sentences:
+        n = len(sentence.split())
+        if run and size + n > limit:
+            passages.append(" ".join(run))
+            run, size = [], 0
+        run.append(sentence)
+        size += n
+    if run:
+        passages.append(" ".join(run))
+    return passages
 
 
 def derived_id(m: MessageIn) -> str:
@@ -58,22 +101,55 @@ def _event_dates(m: MessageIn) -> dict[str, list[date]]:
 class Prepared:
     messages: list[dict[str, Any]]
     sessions: list[dict[str, Any]]
+    units: dict[str, list[str]]  # message id -> the texts of its retrieval units, in order
 
 
-def prepare(batch: list[MessageIn], settings: Settings) -> Prepared:
-    """Check limits, give every message an id, drop exact repeats inside the batch."""
+def check_budget(batch: list[MessageIn], settings: Settings) -> None:
+    """The limits of one batch that need no splitting: messages, characters per text and in
+    all. Raises InvalidInput (422) or TooLarge (413) before any work is spent on the batch."""
     if len(batch) > settings.max_batch:
         raise InvalidInput(
             "messages", f"{len(batch)} messages in one batch; at most {settings.max_batch}"
         )
-    rows: dict[str, dict[str, Any]] = {}
     for i, m in enumerate(batch):
         if len(m.text) > settings.max_text_chars:
             raise InvalidInput(
                 f"messages[{i}].text",
                 f"{len(m.text)} characters; at most {settings.max_text_chars} per message",
             )
-        id_ = m.id or derived_id(m)
+    chars = sum(len(m.text) for m in batch)
+    if chars > settings.max_batch_chars:
+        raise TooLarge("messages", f"{chars} characters of text in one batch; at most "
+                       f"{settings.max_batch_chars} (max_batch_chars): send fewer per request",
+                       limit=settings.max_batch_chars, actual=chars)
+
+
+def check_tokens(counts: list[int], settings: Settings) -> None:
+    """The embedding budget of one batch: the word pieces the model would read for its new
+    units (each counted up to the model's window). Raises TooLarge (413) before any embedding."""
+    total = sum(counts)
+    if total > settings.max_batch_tokens:
+        raise TooLarge("messages", f"{total} word pieces to embed in one batch; at most "
+                       f"{settings.max_batch_tokens} (max_batch_tokens): send fewer or shorter "
+                       "messages per request", limit=settings.max_batch_tokens, actual=total)
+
+
+def prepare(batch: list[MessageIn], settings: Settings) -> Prepared:
+    """Check limits and the batch's budget, give every message an id and its retrieval units,
+    drop exact repeats inside the batch. Nothing is embedded or written for a refused batch."""
+    check_budget(batch, settings)
+    ids = [m.id or derived_id(m) for m in batch]
+    units: dict[str, list[str]] = {}
+    for id_, m in zip(ids, batch, strict=True):
+        if id_ not in units:  # a repeat inside the batch is stored, and embedded, once
+            units[id_] = split_units(m.text, settings.max_units_per_message)
+    total = sum(len(u) for u in units.values())
+    if total > settings.max_batch_units:
+        raise TooLarge("messages", f"{total} retrieval units (sentences or passages) in one "
+                       f"batch; at most {settings.max_batch_units} (max_batch_units): send fewer "
+                       "messages per request", limit=settings.max_batch_units, actual=total)
+    rows: dict[str, dict[str, Any]] = {}
+    for i, (id_, m) in enumerate(zip(ids, batch, strict=True)):
         row: dict[str, Any] = {
             "id": id_, "owner": m.owner, "session_id": m.session_id, "speaker": m.speaker,
             "role": m.role, "text": m.text, "search_text": f"{m.speaker}: {m.text}",
@@ -92,12 +168,12 @@ def prepare(batch: list[MessageIn], settings: Settings) -> Prepared:
         s["ids"].add(row["id"])
         s["min_ts"] = min(s["min_ts"], row["timestamp"])
         s["max_ts"] = max(s["max_ts"], row["timestamp"])
-    return Prepared(list(rows.values()), list(sessions.values()))
+    return Prepared(list(rows.values()), list(sessions.values()), units)
 
 
 @dataclass(frozen=True)
 class Embedded:
-    """A prepared batch with the sentence units of its new messages, embedded."""
+    """A prepared batch with the retrieval units of its new messages, embedded."""
 
     batch: list[MessageIn]
     prepared: Prepared
@@ -105,7 +181,8 @@ class Embedded:
 
 
 class Ingestor:
-    """Embeds the sentence units of new messages and writes a batch in one transaction."""
+    """Embeds the retrieval units of new messages and writes a batch in one transaction. Every
+    batch, bulk ones included, passes `prepare`'s budget before anything is embedded."""
 
     def __init__(self, settings: Settings, embedder: Embedder) -> None:
         self._settings = settings
@@ -136,10 +213,13 @@ class Ingestor:
         for row in prepared.messages:
             if row["id"] in known:
                 continue
-            for idx, sentence in enumerate(split_sentences(row["text"])):
+            for idx, text in enumerate(prepared.units[row["id"]]):
                 units.append({"id": f"{row['id']}#{idx}", "message_id": row["id"], "idx": idx,
-                              "text": sentence, "embed": f"{row['speaker']}: {sentence}"})
-        vectors = self._embedder.embed([u.pop("embed") for u in units])
+                              "text": text, "embed": f"{row['speaker']}: {text}"})
+        texts = [u.pop("embed") for u in units]
+        check_tokens(token_counts(self._embedder, texts), self._settings)
+        vectors = self._embedder.embed(texts)
+        metrics.INGEST_UNITS.inc(len(units))
         for unit, vector in zip(units, vectors, strict=True):
             unit["embedding"] = vector
         return Embedded(batch, prepared, units)

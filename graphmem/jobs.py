@@ -8,7 +8,11 @@ listed; `JobQueue.rerun` puts it back). Guarantees:
 * Identity: a job's id is ``<kind>-<sha256(kind, key)[:20]>-<generation>``. While a job of a
   kind+key is pending and unclaimed, enqueueing the same kind+key again does not add a job (its
   payload is replaced by the newest); once it is claimed, the next enqueue creates generation
-  n+1, so work that arrived after a run started is run too.
+  n+1, so work that arrived after a run started is run too. A key made of several names is
+  built with `job_key` (each part's ``%`` and ``/`` percent-encoded), so two different sessions
+  never share a key: a ``form_session`` job's key is ``job_key(owner, session_id)``. Handlers
+  read what to work on from the payload, never from the key, so jobs stored before keys were
+  encoded (``owner/session_id`` verbatim) still run as they are.
 * Claiming is atomic: a claim locks the candidate and reads its state again under the lock, so
   two workers never hold the same job. A job whose lease expired (its worker crashed) is
   claimable again; delivery is at-least-once, so handlers must be idempotent.
@@ -21,19 +25,20 @@ from __future__ import annotations
 import builtins
 import json
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from graphmem.errors import Conflict, NotFound
-from graphmem.store.jobs import FORM_SESSION, JobStore, NewJob
+from graphmem.store.jobs import FORM_SESSION, JobStore, NewJob, job_key, job_key_parts
 
 if TYPE_CHECKING:
     from graphmem.store import Store
 
 __all__ = ["FORM_SESSION", "Job", "JobList", "JobQueue", "JobState", "PermanentJobError",
-           "backoff_s"]
+           "backoff_s", "job_key", "job_key_parts"]
 
 JobState = Literal["pending", "running", "done", "failed"]
 STATES: tuple[JobState, ...] = ("pending", "running", "done", "failed")
@@ -66,13 +71,17 @@ class Job(BaseModel):
     done_at: datetime | None = None
     worker: str | None = Field(default=None, description="who claimed it last")
     reruns: int = 0
+    result: dict[str, Any] | None = Field(default=None, description="what the last completed "
+                                          "run reported (e.g. formation's counts)")
     caption: str | None = None
     claim: str | None = Field(default=None, exclude=True, description="token of the last claim")
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Job:
-        data = {k: v for k, v in row.items() if k != "payload_json" and v is not None}
-        return cls(**data, payload=json.loads(row.get("payload_json") or "{}"))
+        data = {k: v for k, v in row.items()
+                if k not in ("payload_json", "result_json") and v is not None}
+        result = json.loads(row["result_json"]) if row.get("result_json") else None
+        return cls(**data, payload=json.loads(row.get("payload_json") or "{}"), result=result)
 
 
 class JobList(BaseModel):
@@ -123,9 +132,11 @@ class JobQueue:
         """Extend the lease; False if the job is no longer ours (lease lost to a reclaim)."""
         return self._jobs.heartbeat(job.tenant, job.id, _claim(job), lease_s)
 
-    def complete(self, job: Job) -> bool:
-        """Mark done; False if the job is no longer ours."""
-        return self._jobs.complete(job.tenant, job.id, _claim(job)) is not None
+    def complete(self, job: Job, result: Mapping[str, Any] | None = None) -> bool:
+        """Mark done, keeping the handler's ``result`` (JSON); False if the job is no longer
+        ours."""
+        result_json = None if result is None else json.dumps(result, sort_keys=True, default=str)
+        return self._jobs.complete(job.tenant, job.id, _claim(job), result_json) is not None
 
     def fail(self, job: Job, error: str, retry: bool = True) -> Job | None:
         """Record a failed run: pending after a backoff while attempts remain (and ``retry``),

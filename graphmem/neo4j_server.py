@@ -9,23 +9,20 @@ needs no ``lib/``.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import secrets
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphmem import processes
 from graphmem.config import Settings
 
 PID_FILE = "graphmem-neo4j.pid"
@@ -65,7 +62,6 @@ _POM = """<?xml version="1.0" encoding="UTF-8"?>
 </project>
 """
 # The servers this process launched, kept so they are reaped (no zombie, no ResourceWarning).
-_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 
 class Neo4jServerError(RuntimeError):
@@ -260,24 +256,7 @@ def _our_pid(settings: Settings) -> int | None:
         pid = int(_pid_file(settings).read_text(encoding="utf-8").strip())
     except (OSError, ValueError):
         return None
-    return pid if _alive(pid) and _is_our_server(pid, settings) else None
-
-
-def _alive(pid: int) -> bool:
-    child = _CHILDREN.get(pid)
-    if child is not None:
-        return child.poll() is None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"  # zombie = dead
+    return pid if processes.alive(pid) and _is_our_server(pid, settings) else None
 
 
 def _is_our_server(pid: int, settings: Settings) -> bool:
@@ -300,27 +279,11 @@ def _discovery(settings: Settings) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and "bolt_direct" in data else None
 
 
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-def _tail(path: Path, n: int = 40) -> str:
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return "(missing)"
-    return "\n".join(lines[-n:])
-
-
 def _failure(settings: Settings, what: str) -> Neo4jServerError:
     logs = instance_dir(settings) / "logs"
     return Neo4jServerError(
-        f"{what}\n--- {logs / 'console.log'} ---\n{_tail(logs / 'console.log')}\n"
-        f"--- {logs / 'neo4j.log'} ---\n{_tail(logs / 'neo4j.log')}"
+        f"{what}\n--- {logs / 'console.log'} ---\n{processes.tail(logs / 'console.log', 40)}\n"
+        f"--- {logs / 'neo4j.log'} ---\n{processes.tail(logs / 'neo4j.log', 40)}"
     )
 
 
@@ -341,10 +304,10 @@ def status(settings: Settings) -> ServerStatus:
 def _wait_ready(settings: Settings, pid: int) -> ServerStatus:
     deadline = time.monotonic() + settings.neo4j_start_timeout_s
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not processes.alive(pid):
             _pid_file(settings).unlink(missing_ok=True)
             raise _failure(settings, f"Neo4j (pid {pid}) exited during start-up")
-        if _discovery(settings) is not None and _port_open(settings.neo4j_bolt_port):
+        if _discovery(settings) is not None and processes.port_open(settings.neo4j_bolt_port):
             return status(settings)
         time.sleep(0.5)
     stop(settings)
@@ -353,7 +316,7 @@ def _wait_ready(settings: Settings, pid: int) -> ServerStatus:
 
 def _check_ports_free(settings: Settings) -> None:
     for name, port in (("Bolt", settings.neo4j_bolt_port), ("HTTP", settings.neo4j_http_port)):
-        if _port_open(port):
+        if processes.port_open(port):
             raise Neo4jServerError(
                 f"{name} port 127.0.0.1:{port} is in use by another process (not the graphmem "
                 f"server of {instance_dir(settings)}): stop it or pick other ports "
@@ -361,19 +324,9 @@ def _check_ports_free(settings: Settings) -> None:
             )
 
 
-@contextlib.contextmanager
-def _start_lock(settings: Settings) -> Iterator[None]:
-    """Serialise concurrent `start` calls on one instance (they would race for the pid file)."""
-    path = instance_dir(settings) / "run" / "graphmem-neo4j.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
-
-
 def start(settings: Settings, post_connect_cmd: str | None = None) -> ServerStatus:
     """Start this instance's server (installing it first if needed); wait until Bolt answers."""
-    with _start_lock(settings):
+    with processes.exclusive(instance_dir(settings) / "run" / "graphmem-neo4j.lock"):
         return _start_locked(settings, post_connect_cmd)
 
 
@@ -398,7 +351,7 @@ def _start_locked(settings: Settings, post_connect_cmd: str | None) -> ServerSta
             env=_env(settings),
             start_new_session=True,
         )
-    _CHILDREN[proc.pid] = proc
+    processes.CHILDREN[proc.pid] = proc
     _pid_file(settings).write_text(f"{proc.pid}\n", encoding="utf-8")
     return _wait_ready(settings, proc.pid)
 
@@ -407,26 +360,12 @@ def stop(settings: Settings, timeout: float = 60.0) -> None:
     """SIGTERM the server's process group, SIGKILL after `timeout`; no error if not running."""
     pid = _our_pid(settings)
     if pid is not None:
-        _signal_group(pid, signal.SIGTERM)
-        if not _wait_exit(pid, timeout):
-            _signal_group(pid, signal.SIGKILL)
-            _wait_exit(pid, 10.0)
-        _CHILDREN.pop(pid, None)
+        processes.signal_group(pid, signal.SIGTERM)
+        if not processes.wait_exit(pid, timeout):
+            processes.signal_group(pid, signal.SIGKILL)
+            processes.wait_exit(pid, 10.0)
+        processes.CHILDREN.pop(pid, None)
     _pid_file(settings).unlink(missing_ok=True)
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, sig)  # started with start_new_session: the pgid is the pid
-
-
-def _wait_exit(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while _alive(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.2)
-    return True
 
 
 def wipe(settings: Settings) -> None:

@@ -1,8 +1,9 @@
 """Move a database to another embedding model: every stored vector (sentence units, facts,
-episodes, all tenants) is made again from the text it was made from, in batches; each node is
-marked with its model, so an interrupted run resumes where it stopped. A model of other
-dimensions drops the vector indexes first; the last step records the model in the database and
-(re)creates the indexes, waiting until they are ONLINE. Stop the API and the workers meanwhile:
+episodes, turn windows, cases; all tenants) is made again from the text it was made from, in
+batches, and a skill's from its supporting cases' vectors;
+each node is marked with its model, so an interrupted run resumes where it stopped. A model of
+other dimensions drops the vector indexes first; the last step records the model in the database
+and (re)creates the indexes, waiting until they are ONLINE. Stop the API and the workers meanwhile:
 a server still running the old model would write vectors of the old model."""
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ def reembed(store: Store, embedder: Embedder, batch: int = 256,
             if progress is not None:
                 progress(label, done)
         report.nodes[label] = done
+    skills = 0
+    while written := vectors.skills_from_cases(embedder.name, batch):  # after the cases
+        skills += written
+        if progress is not None:
+            progress("Skill", skills)
+    report.nodes["Skill"] = skills
     vectors.set_meta(embedder.name, embedder.dimensions)
     store.apply_schema(embedder.name, embedder.dimensions)
     return report

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from typing import Any
 
+from graphmem import metrics
 from graphmem.config import Settings
 from graphmem.embeddings import Embedder, embedder_for
 from graphmem.errors import NotFound
@@ -24,6 +25,7 @@ from graphmem.models import (
     SearchRequest,
     SearchResult,
 )
+from graphmem.procedural.service import Procedural
 from graphmem.retrieval import RetrievalSettings, preset
 from graphmem.retrieval.search import search
 from graphmem.store import Store
@@ -46,6 +48,7 @@ class Memory:
         self.embedder = embedder
         self._ingestor = Ingestor(settings, embedder)
         self.facts = Facts(settings, store, embedder)
+        self.procedural = Procedural(settings, store, embedder)
         self.former = Former.for_settings(settings, store, embedder, self.facts)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
 
@@ -74,9 +77,11 @@ class Memory:
         self.store.apply_schema(self.embedder.name, self.embedder.dimensions)
 
     # --- messages -----------------------------------------------------------------------------
+    @metrics.observe_ingest
     def ingest(self, tenant: str, messages: list[MessageIn]) -> IngestReport:
         return self._ingestor.ingest(self.store.tenant(tenant), messages)
 
+    @metrics.observe_ingest_many
     def ingest_many(
         self, tenant: str, batches: Iterable[list[MessageIn]]
     ) -> Iterator[IngestReport]:
@@ -110,6 +115,7 @@ class Memory:
     def retrieval_settings(self, name: str | None = None) -> RetrievalSettings:
         return preset(name or self.settings.retrieval_preset)
 
+    @metrics.observe_search
     def search(
         self, tenant: str, req: SearchRequest, rs: RetrievalSettings | None = None
     ) -> SearchResult:

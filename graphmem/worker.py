@@ -19,12 +19,14 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import timedelta
+from typing import Any
 
 from graphmem.errors import GraphMemError
 from graphmem.jobs import FORM_SESSION, Job, JobQueue, PermanentJobError, describe
+from graphmem.procedural.jobs import HANDLERS as PROCEDURAL_HANDLERS
 from graphmem.service import Memory
 
-Handler = Callable[[Memory, Job], None]
+Handler = Callable[[Memory, Job], Mapping[str, Any] | None]
 log = logging.getLogger("graphmem.worker")
 PRUNE_EVERY_S = 600.0
 
@@ -33,7 +35,7 @@ class FormationNotInstalled(PermanentJobError):
     pass
 
 
-def form_session(memory: Memory, job: Job) -> None:
+def form_session(memory: Memory, job: Job) -> Mapping[str, Any] | None:
     """``form_session`` handler: `graphmem.formation.run.form_session`, imported on first use;
     without it the job fails visibly (and can be rerun once formation is installed)."""
     try:
@@ -44,10 +46,11 @@ def form_session(memory: Memory, job: Job) -> None:
         raise FormationNotInstalled(
             "formation not installed: no module graphmem.formation.run; rerun this job once "
             "it is") from exc
-    module.form_session(memory, job)
+    result: Mapping[str, Any] | None = module.form_session(memory, job)
+    return result
 
 
-DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session}
+DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session, **PROCEDURAL_HANDLERS}
 
 
 def default_worker_id() -> str:
@@ -113,9 +116,10 @@ class Worker:
         beat = _Heartbeat(self.queue, job, self.lease_s)
         beat.start()
         error: str | None = None
+        result: Mapping[str, Any] | None = None
         retry = True
         try:
-            self.handlers[job.kind](self.memory, job)
+            result = self.handlers[job.kind](self.memory, job)
         except PermanentJobError as exc:
             error, retry = describe(exc), False
         except Exception as exc:
@@ -123,7 +127,7 @@ class Worker:
         finally:
             beat.stop()
         if error is None:
-            ours = self.queue.complete(job)
+            ours = self.queue.complete(job, result)
         else:
             log.warning("job %s (%s) attempt %d failed: %s", job.id, job.kind, job.attempts,
                         error)

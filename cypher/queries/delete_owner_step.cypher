@@ -1,10 +1,10 @@
 // Purpose: forget an owner, one bounded step at a time (callers repeat until nothing is left).
 //   Deletes up to $limit nodes of each kind owned by $owner in $tenant, with their relationships:
 //   sentences, messages, sessions, facts (and their chain keys), episodes (and formation locks),
-//   formation jobs.
+//   formation jobs, turn windows, procedural memory (traces, steps, cases, clusters, skills).
 // Parameters: $tenant, $owner, $limit
-// Columns: sentences, messages, sessions, facts, episodes, jobs, bookkeeping (how many of each
-//   this step deleted)
+// Columns: sentences, messages, sessions, facts, episodes, jobs, windows, procedural,
+//   bookkeeping (how many of each this step deleted)
 CALL () {
   MATCH (s:Sentence {tenant: $tenant, owner: $owner})
   WITH s LIMIT $limit
@@ -42,9 +42,21 @@ CALL () {
   RETURN count(*) AS jobs
 }
 CALL () {
+  MATCH (w:Window {tenant: $tenant, owner: $owner})
+  WITH w LIMIT $limit
+  DETACH DELETE w
+  RETURN count(*) AS windows
+}
+CALL () {
+  MATCH (p:Trace|Step|Case|Cluster|Skill|ProceduralLock {tenant: $tenant, owner: $owner})
+  WITH p LIMIT $limit
+  DETACH DELETE p
+  RETURN count(*) AS procedural
+}
+CALL () {
   MATCH (k:FactKey|FormationLock {tenant: $tenant, owner: $owner})
   WITH k LIMIT $limit
   DETACH DELETE k
   RETURN count(*) AS bookkeeping
 }
-RETURN sentences, messages, sessions, facts, episodes, jobs, bookkeeping
+RETURN sentences, messages, sessions, facts, episodes, jobs, windows, procedural, bookkeeping

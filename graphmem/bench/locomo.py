@@ -1,4 +1,5 @@
-"""LoCoMo evidence-recall benchmark: fulltext / vector / rrf / rrf_expand side by side.
+"""LoCoMo evidence-recall benchmark: fulltext / vector / rrf / rrf_expand / rrf_windows side by
+side, and the ablation of rrf_windows' lists (`graphmem.bench.ablation`).
 
 Every conversation of the file is ingested as one owner of a throwaway tenant; every question of
 categories 1-4 with valid gold evidence is searched once per (method, message budget) and scored
@@ -32,6 +33,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from graphmem.bench.ablation import ablation
 from graphmem.bench.formation import form_all, score_episodes, temporal_in_context
 from graphmem.bench.units import KINDS, Probe, evidence_recall, unit_study
 from graphmem.config import Settings, hash_api_key
@@ -41,6 +43,8 @@ from graphmem.retrieval import RetrievalSettings
 from graphmem.service import Memory
 
 METHODS: tuple[Method, ...] = ("fulltext", "vector", "rrf", "rrf_expand")
+FORMED_METHODS: tuple[Method, ...] = ("rrf_windows",)
+"""Methods scored after formation (they search the turn windows formation builds)."""
 BUDGETS = (5, 10, 20, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 BATCH = 100
@@ -118,15 +122,15 @@ def warm_up(
 
 def score(
     mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSettings,
-    stop: threading.Event | None = None,
+    stop: threading.Event | None = None, methods: Sequence[Method] = METHODS,
 ) -> dict[str, Any]:
     """One search per (question, method, budget); mean recall overall and per category, and the
     mean context tokens."""
-    recall = {m: {b: [0.0] * len(probes) for b in BUDGETS} for m in METHODS}
-    tokens = {m: {b: 0 for b in BUDGETS} for m in METHODS}
+    recall = {m: {b: [0.0] * len(probes) for b in BUDGETS} for m in methods}
+    tokens = {m: {b: 0 for b in BUDGETS} for m in methods}
     for n, p in enumerate(probes):
         _check(stop)
-        for m in METHODS:
+        for m in methods:
             for b in BUDGETS:
                 req = SearchRequest(query=p.query, owner=p.owner, method=m, max_messages=b)
                 res = mem.search(tenant, req, rs)
@@ -136,7 +140,7 @@ def score(
             _log(f"  scored {n + 1}/{len(probes)} questions")
     out: dict[str, Any] = {}
     count = max(len(probes), 1)
-    for m in METHODS:
+    for m in methods:
         by_cat: dict[str, dict[str, float]] = {}
         for cat in CATEGORIES:
             idx = [i for i, p in enumerate(probes) if p.category == cat]
@@ -287,19 +291,23 @@ def report(out: dict[str, Any]) -> str:
     """The figures as a plain-text table."""
     head = f"  {'':<18}" + "".join(f"{'@' + str(b):>7}" for b in BUDGETS)
     ing, lat = out["ingest"], out["latency_ms"]
+    shown = [m for m in (*METHODS, *FORMED_METHODS) if m in out["methods"]]
     lines = [
         f"LoCoMo evidence recall: {out['conversations']} conversations, {ing['messages']} "
         f"messages, {out['questions']} questions (categories 1-4), preset "
         f"{out['settings']['preset']!r}",
         "", "Recall (share of gold evidence among the returned messages), by message budget",
-        head, *(_row(m, out["methods"][m]["recall"]) for m in METHODS),
+        head, *(_row(m, out["methods"][m]["recall"]) for m in shown),
     ]
     for cat, name in CATEGORIES.items():
         n = out["questions_by_category"][str(cat)]
         lines += ["", f"Category {cat} {name} (n={n})", head]
-        lines += [_row(m, out["methods"][m]["recall_by_category"][str(cat)]) for m in METHODS]
+        lines += [_row(m, out["methods"][m]["recall_by_category"][str(cat)]) for m in shown]
     lines += ["", "Mean context tokens", head]
-    lines += [_row(m, out["methods"][m]["context_tokens"], "{:7.0f}") for m in METHODS]
+    lines += [_row(m, out["methods"][m]["context_tokens"], "{:7.0f}") for m in shown]
+    if "ablation" in out:
+        lines += ["", "Ablation of rrf_windows' lists (recall; per category in the JSON)", head]
+        lines += [_row(v, a["recall"]) for v, a in out["ablation"].items()]
     lines += [
         "", f"Ingest: {ing['messages']} messages in {ing['seconds']:.1f} s = "
         f"{ing['messages_per_s']:.1f} messages/s (batches of {BATCH}, embedding + commit, "
@@ -369,21 +377,33 @@ def main(
         stages[name] = time.perf_counter() - t0
         return result
 
+    def save() -> None:
+        """Write what is measured so far (a long run's figures survive an interruption)."""
+        if json_out is not None:
+            json_out.write_text(json.dumps(out, indent=2, default=str) + "\n", encoding="utf-8")
+
     with _sigterm_exits():
         try:
             warm = stage("warm-up", lambda: warm_up(mem, tenant, convs))
             out["ingest"] = {"cold": warm[0], "warmup_messages_per_s": [
                 w["messages_per_s"] for w in warm]}
             out["ingest"].update(stage("ingest", lambda: ingest_all(mem, tenant, convs, owners)))
-            out["methods"] = stage("recall", lambda: _off_main(
-                stop, score, mem, tenant, probes, rs, stop))
+            out["episodes"] = stage("formation", lambda: form_all(mem, tenant, convs))
+            out["methods"] = stage("recall_formed", lambda: _off_main(
+                stop, score, mem, tenant, probes, rs, stop, FORMED_METHODS))
+            save()
+            out["ablation"] = stage("ablation", lambda: _off_main(
+                stop, ablation, mem, tenant, probes, rs, BUDGETS, tuple(CATEGORIES), stop))
+            save()
+            out["methods"].update(stage("recall", lambda: _off_main(
+                stop, score, mem, tenant, probes, rs, stop)))
+            save()
             out["latency_ms"] = stage("latency", lambda: {
                 "inprocess": latency_inprocess(mem, tenant, probes),
                 "inprocess_worker_thread": _off_main(
                     stop, latency_inprocess, mem, tenant, probes, stop),
                 "http": latency_http(settings, mem, tenant, probes),
             })
-            out["episodes"] = stage("formation", lambda: form_all(mem, tenant, convs))
             out["methods"]["episodes"] = stage("episodes", lambda: _off_main(
                 stop, score_episodes, mem, tenant, probes, rs, BUDGETS))
             answers = {(c.messages[0].owner, q.question): q.answer

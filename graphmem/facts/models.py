@@ -6,7 +6,6 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -15,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from graphmem.models import NAME, utc
+from graphmem.models import NAME, UtcDatetime
 
 Cardinality = Literal["single", "multi"]
 ProfileOpKind = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
@@ -33,12 +32,12 @@ class ObservationIn(_In):
     subject: str = Field(min_length=1, max_length=500)
     type: str = Field(min_length=1, max_length=200, pattern=NAME, description="The predicate")
     content: str = Field(min_length=1, max_length=20_000)
-    valid_from: AwareDatetime | None = Field(
+    valid_from: UtcDatetime | None = Field(
         default=None,
         description="When it became true (event time). Default: the earliest source message's "
         "timestamp, else the time of recording.",
     )
-    valid_to: AwareDatetime | None = Field(default=None, description="Exclusive; null: open")
+    valid_to: UtcDatetime | None = Field(default=None, description="Exclusive; null: open")
     explicit: bool = True
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     sources: list[str] = Field(default_factory=list, max_length=100,
@@ -48,11 +47,6 @@ class ObservationIn(_In):
         "default from settings (fact_types)")
     reason: str | None = Field(default=None, max_length=2000,
                                description="Why this revises an earlier fact (kept on SUPERSEDES)")
-
-    @field_validator("valid_from", "valid_to")
-    @classmethod
-    def _utc(cls, v: datetime | None) -> datetime | None:
-        return None if v is None else utc(v)
 
     @field_validator("valid_to")
     @classmethod
@@ -118,7 +112,7 @@ class ProfileOp(_In):
     key: str = Field(min_length=1, max_length=200, pattern=NAME)
     value: str | None = Field(default=None, max_length=20_000)
     explicit: bool = True
-    valid_from: AwareDatetime | None = None
+    valid_from: UtcDatetime | None = None
     sources: list[str] = Field(default_factory=list, max_length=100)
     reason: str | None = Field(default=None, max_length=2000)
 

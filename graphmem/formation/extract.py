@@ -14,10 +14,20 @@ said before anything is written, and counts what it dropped and why (`Extraction
 * types and profile keys are made snake_case; empty content, subject or type is ``empty``; what
   `ObservationIn`/`ProfileOp` refuse (too long, ADD without a value) is ``invalid``;
 * confidence is clamped to [0, 1] (counted in ``clamped``); NaN is None;
-* NOOP profile operations write nothing: counted in ``noops``, not passed on.
+* NOOP profile operations write nothing: counted in ``noops``, not passed on;
+* grounding (when an embedding function is given): a fact (its ``content``) or profile
+  operation (``key value``) whose best cosine similarity to the texts of the messages it cites
+  is below `MIN_SUPPORT` is dropped as ``ungrounded``: a model that cites a real message for
+  something that message does not say is caught here.
+
+The model sees the stretch's messages as ``m1`` .. ``mN`` (`aliases`): short ids it cannot
+mistake for a placeholder, listed in the prompt and, in ``json_schema`` mode, the only values
+the reply's schema allows in ``sources``; `extract` maps them back to the real ids.
 
 `apply` writes the result through `Facts` (the Linker): ``observe`` and ``profile_ops``, each
-called only when it has something to write.
+called only when it has something to write. `ExtractionReport.summary` is what formation
+records on the episode, in the job's result and in the usage counters: nothing is dropped
+silently.
 """
 
 from __future__ import annotations
@@ -34,10 +44,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from graphmem.facts.models import FactWrite, ObservationIn, ProfileOp, ProfileOpKind
 from graphmem.formation.prompts_extract import MessageLike as MessageLike
-from graphmem.formation.prompts_extract import extract_messages
+from graphmem.formation.prompts_extract import aliases, extract_messages
 from graphmem.llm import LLMClient
+from graphmem.llm.usage import DROP_REASONS
 
 OPERATION = "extract_facts"
+MIN_SUPPORT = 0.25
+"""Least cosine similarity (all-MiniLM-L6-v2, the default embedder) between a claim and its
+best cited message for the claim to count as grounded. On hand-made pairs, claims a message
+states scored 0.38-0.89 against it and unrelated claims 0.01-0.05 (README "Formation")."""
+Embed = Callable[[Sequence[str]], list[list[float]]]
 _PARTIAL = re.compile(r"(\d{4})(?:-(\d{2}))?")
 T = TypeVar("T")
 
@@ -92,6 +108,33 @@ class ExtractionReport:
     fact_writes: list[FactWrite] = field(default_factory=list)
     profile_writes: list[FactWrite] = field(default_factory=list)
 
+    @property
+    def proposed(self) -> int:
+        return self.facts_proposed + self.profile_proposed
+
+    @property
+    def kept(self) -> int:
+        return self.observations + self.profile_ops
+
+    @property
+    def status(self) -> str:
+        """``empty`` (nothing proposed), ``ok`` (nothing dropped), ``partial`` (some dropped),
+        ``all_dropped`` (proposals, but every one dropped: worth retrying with another prompt
+        or model)."""
+        dropped = sum(self.dropped.values())
+        if not dropped:
+            return "empty" if self.proposed == 0 else "ok"
+        return "all_dropped" if self.kept == 0 else "partial"
+
+    def summary(self) -> dict[str, Any]:
+        """Plain JSON: status, proposed, kept, noops, dropped (reason -> count, every reason
+        present), unknown_sources, bad_dates, clamped."""
+        return {"status": self.status, "proposed": self.proposed, "kept": self.kept,
+                "noops": self.noops,
+                "dropped": {r: self.dropped.get(r, 0) for r in DROP_REASONS},
+                "unknown_sources": self.unknown_sources, "bad_dates": self.bad_dates,
+                "clamped": self.clamped}
+
 
 class Writes(NamedTuple):
     observations: list[ObservationIn]
@@ -109,12 +152,36 @@ class FactsWriter(Protocol):
 def extract(
     client: LLMClient, owner: str, messages: Sequence[MessageLike], profile: Mapping[str, str]
 ) -> Extraction:
-    """Ask the model for the facts and profile operations of ``messages`` (no call if empty)."""
+    """Ask the model for the facts and profile operations of ``messages`` (no call if empty).
+
+    Sources come back as the messages' real ids (the model cites ``m1`` .. ``mN``); a cited
+    value that is no alias is passed on unchanged (and `to_writes` checks it).
+    """
     if not messages:
         return Extraction(facts=[], profile=[])
-    return client.complete_structured(
-        OPERATION, extract_messages(owner, messages, profile), Extraction
+    names = aliases(messages)
+    found = client.complete_structured(
+        OPERATION, extract_messages(owner, messages, profile), Extraction,
+        response_schema=reply_schema(list(names)),
     )
+    for fact in found.facts:
+        fact.sources = [names.get(_bare(s), s) for s in fact.sources]
+    for op in found.profile:
+        op.sources = [names.get(_bare(s), s) for s in op.sources]
+    return found
+
+
+def reply_schema(ids: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of the reply with ``sources`` limited to ``ids`` (at least one)."""
+    schema = Extraction.model_json_schema()
+    sources = {"type": "array", "items": {"type": "string", "enum": list(ids)}, "minItems": 1}
+    for name in ("ExtractedFact", "ExtractedProfileOp"):
+        schema["$defs"][name]["properties"]["sources"] = sources
+    return schema
+
+
+def _bare(cited: str) -> str:
+    return cited.strip().strip("[]").strip()
 
 
 def parse_when(value: str | None) -> datetime | None:
@@ -138,7 +205,7 @@ def _snake(name: str) -> str:
 
 def _sources(cited: list[str], known: set[str], report: ExtractionReport) -> list[str]:
     """The cited ids that are the stretch's messages; none left counts as ``no_source``."""
-    kept = [c for s in cited if (c := s.strip().strip("[]").strip()) in known]
+    kept = [c for s in cited if (c := _bare(s)) in known]
     report.unknown_sources += len(cited) - len(kept)
     if not kept:
         report.dropped["no_source"] += 1
@@ -192,8 +259,10 @@ def _profile_op(
                   report)
 
 
-def to_writes(extraction: Extraction, owner: str, messages: Sequence[MessageLike]) -> Writes:
-    """The observations and profile operations to write, checked against the stretch."""
+def to_writes(extraction: Extraction, owner: str, messages: Sequence[MessageLike],
+              embed: Embed | None = None, min_support: float = MIN_SUPPORT) -> Writes:
+    """The observations and profile operations to write, checked against the stretch (and, with
+    ``embed``, grounded in the messages they cite)."""
     known = {m.id for m in messages}
     report = ExtractionReport(facts_proposed=len(extraction.facts),
                               profile_proposed=len(extraction.profile))
@@ -201,16 +270,49 @@ def to_writes(extraction: Extraction, owner: str, messages: Sequence[MessageLike
                     if (o := _observation(f, owner, known, report)) is not None]
     ops = [op for p in extraction.profile
            if (op := _profile_op(p, owner, known, report)) is not None]
+    if embed is not None:  # a DELETE claims no value: nothing to ground
+        checked = [op for op in ops if op.op != "DELETE"]
+        claims = [o.content for o in observations]
+        claims += [f"{op.key.replace('_', ' ')} {op.value}" for op in checked]
+        cited = [o.sources for o in observations] + [op.sources for op in checked]
+        weak = [s < min_support for s in support(claims, cited, messages, embed)]
+        n = len(observations)
+        weak_ops = {id(op) for op, w in zip(checked, weak[n:], strict=True) if w}
+        observations = [o for o, w in zip(observations, weak[:n], strict=True) if not w]
+        ops = [op for op in ops if id(op) not in weak_ops]
+        if any(weak):
+            report.dropped["ungrounded"] += sum(weak)
     report.observations, report.profile_ops = len(observations), len(ops)
     return Writes(observations, ops, report)
 
 
+def support(claims: Sequence[str], cited: Sequence[Sequence[str]],
+            messages: Sequence[MessageLike], embed: Embed) -> list[float]:
+    """For each claim, the best cosine similarity to the text of one of its cited messages; one
+    ``embed`` call for all of them. Speaker names are left out on both sides: a name shared
+    by claim and message would lift every pair."""
+    if not claims:
+        return []
+    text = {m.id: m.text for m in messages}
+    ids = sorted({i for c in cited for i in c})
+    vectors = [_unit(v) for v in embed([*claims, *(text[i] for i in ids)])]
+    of = dict(zip(ids, vectors[len(claims):], strict=True))
+    return [max((sum(a * b for a, b in zip(v, of[i], strict=True)) for i in c), default=0.0)
+            for v, c in zip(vectors[: len(claims)], cited, strict=True)]
+
+
+def _unit(v: Sequence[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in v)) or 1.0
+    return [x / norm for x in v]
+
+
 def apply(
     facts: FactsWriter, tenant: str, owner: str, messages: Sequence[MessageLike],
-    extraction: Extraction,
+    extraction: Extraction, embed: Embed | None = None,
 ) -> ExtractionReport:
-    """Check ``extraction`` (`to_writes`) and write it through the Linker."""
-    observations, ops, report = to_writes(extraction, owner, messages)
+    """Check ``extraction`` (`to_writes`, grounded with ``embed`` when given) and write it
+    through the Linker."""
+    observations, ops, report = to_writes(extraction, owner, messages, embed)
     if observations:
         report.fact_writes = facts.observe(tenant, observations)
     if ops:

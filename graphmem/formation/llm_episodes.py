@@ -1,9 +1,12 @@
 """The LLM path of episode formation: a `BoundaryFinder` and a `Narrator` that ask a model
-through `graphmem.llm.LLMClient` (any OpenAI-compatible endpoint)."""
+through `graphmem.llm.LLMClient` (any OpenAI-compatible endpoint). In ``json_schema`` mode the
+boundary reply's schema lists the only numbers it may hold (`boundary_schema`); the narrative's
+is `Narrative`'s."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +24,14 @@ class Narrative(BaseModel):
     narrative: str = Field(min_length=1, max_length=5000)
 
 
+def boundary_schema(allowed: Sequence[int]) -> dict[str, Any]:
+    """The reply's JSON schema with the numbers a boundary may have (none: an empty list)."""
+    items: dict[str, Any] = {"type": "integer", "enum": list(allowed)} if allowed else {}
+    return {"type": "object", "properties": {"boundaries": {
+        "type": "array", "items": items, "maxItems": len(allowed)}},
+        "required": ["boundaries"], "additionalProperties": False}
+
+
 class LLMFinder:
     whole_stretch = False
 
@@ -29,7 +40,8 @@ class LLMFinder:
 
     def find(self, window: Sequence[Turn], first_new: int) -> list[int]:
         reply = self._client.complete_structured(
-            "episode_boundaries", boundary_messages(window, first_new), Boundaries)
+            "episode_boundaries", boundary_messages(window, first_new), Boundaries,
+            response_schema=boundary_schema(range(max(first_new, 1), len(window))))
         return sorted({b for b in reply.boundaries if max(first_new, 1) <= b < len(window)})
 
 

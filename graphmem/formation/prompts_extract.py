@@ -1,8 +1,10 @@
 """The prompt of fact extraction ("extract_facts"): plain functions building chat messages.
 
-One system message says what to extract, the rules and the JSON reply format; one user message
-renders the stretch of conversation (relative dates resolved by `graphmem.temporal.annotate`)
-and the owner's current profile, so the model can choose ADD / UPDATE / DELETE / NOOP.
+One system message says what to extract, the rules, and one worked example (input and reply,
+with the ids a real prompt has: no placeholder to copy); one user message renders the stretch of
+conversation (relative dates resolved by `graphmem.temporal.annotate`, messages numbered
+``m1`` .. ``mN``: `aliases`) and the owner's current profile, so the model can choose
+ADD / UPDATE / DELETE / NOOP.
 """
 
 from __future__ import annotations
@@ -11,22 +13,39 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC
 
 from graphmem.models import MessageLike
+from graphmem.retrieval.context import prompt_safe
 from graphmem.temporal import annotate
 
-__all__ = ["MessageLike", "extract_messages", "render_message", "render_profile"]
+__all__ = ["MessageLike", "aliases", "extract_messages", "render_message", "render_profile"]
 
 
-REPLY_FORMAT = """\
-{
-  "facts": [
-    {"subject": "Caroline", "type": "city", "content": "lives in Boston",
-     "valid_from": "2023-05-07", "explicit": true, "confidence": 0.9, "sources": ["<message id>"]}
-  ],
-  "profile": [
-    {"op": "UPDATE", "key": "employer", "value": "Acme", "explicit": true,
-     "sources": ["<message id>", "<message id>"]}
-  ]
-}"""
+EXAMPLE_CONVERSATION = """\
+Owner: Joanna
+
+Current profile of Joanna:
+employer: Acme
+
+Conversation (times in UTC):
+[m1] 2023-06-02 18:10 Joanna: I finally adopted a dog last Sunday [2023-05-28]! His name is Max.
+[m2] 2023-06-02 18:11 Nate: Congrats! Are you still at Acme?
+[m3] 2023-06-02 18:12 Joanna: No, I quit in April. I write screenplays full time now.
+[m4] 2023-06-02 18:13 Nate: Brave move. I'm off to Tokyo for a tournament next week."""
+
+EXAMPLE_REPLY = """\
+{"facts": [
+  {"subject": "Joanna", "type": "pet", "content": "Joanna adopted a dog named Max",
+   "valid_from": "2023-05-28", "explicit": true, "confidence": null, "sources": ["m1"]},
+  {"subject": "Joanna", "type": "occupation", "content": "Joanna writes screenplays full time",
+   "valid_from": "2023-04", "explicit": true, "confidence": null, "sources": ["m3"]},
+  {"subject": "Nate", "type": "plan", "content": "Nate travels to Tokyo for a tournament",
+   "valid_from": null, "explicit": true, "confidence": null, "sources": ["m4"]}
+ ],
+ "profile": [
+  {"op": "DELETE", "key": "employer", "value": null, "explicit": true, "sources": ["m2", "m3"]},
+  {"op": "ADD", "key": "occupation", "value": "screenwriter", "explicit": false,
+   "sources": ["m3"]},
+  {"op": "ADD", "key": "pet", "value": "dog named Max", "explicit": true, "sources": ["m1"]}
+ ]}"""
 
 SYSTEM = f"""\
 You extract long-term memory from a stretch of conversation. The memory belongs to its owner, \
@@ -44,8 +63,9 @@ given below as it is now. For each key the conversation bears on, choose one op:
 Rules:
 - Only facts stated or clearly implied in the messages. No guesses, no general knowledge, \
 nothing from this instruction or its example.
-- Every fact and every profile operation cites, in "sources", the ids of the messages it \
-comes from (the ids in square brackets at the start of each line). Cite only those ids.
+- Each message starts with its id in square brackets: m1, m2, m3, ... Every fact and every \
+profile operation cites in "sources" the ids of the messages that say it (usually one). Cite \
+only ids listed in the conversation, and only messages that really say the fact.
 - "explicit" is true when the fact is stated outright, false when it is inferred from what \
 was said. Give inferred facts a "confidence" between 0 and 1.
 - Time: relative dates in the messages are followed by their resolved date in brackets, \
@@ -60,35 +80,50 @@ relationship, plan, event.
 - Profile keys are short snake_case names like the types; reuse an existing key when it fits.
 - Nothing worth remembering: reply with empty lists.
 
-Reply with only a JSON object, no prose and no code fence, in this format:
-{REPLY_FORMAT}
+Example. For this input:
+{EXAMPLE_CONVERSATION}
+
+the reply is:
+{EXAMPLE_REPLY}
+
+Reply with only a JSON object, no prose and no code fence, with the keys "facts" and "profile" \
+as in the example, citing the ids of the conversation you are given.
 """
 
 
-def render_message(message: MessageLike) -> str:
-    """``[id] 2023-05-08 13:56 Caroline: text``, the time in UTC, relative dates annotated.
+def aliases(messages: Sequence[MessageLike]) -> dict[str, str]:
+    """The ids the model sees and cites, ``m1`` .. ``mN`` in order, mapped to the real ids."""
+    return {f"m{n}": m.id for n, m in enumerate(messages, 1)}
+
+
+def render_message(message: MessageLike, alias: str | None = None) -> str:
+    """``[m3] 2023-05-08 13:56 Caroline: text`` (``alias``, else the message's id), the time in
+    UTC, relative dates annotated.
 
     Lines after the first of a multi-line text are indented, so each message starts a line.
     """
     stamp = message.timestamp.astimezone(UTC)
-    text = annotate(message.text, message.timestamp).strip().replace("\n", "\n    ")
-    return f"[{message.id}] {stamp:%Y-%m-%d %H:%M} {message.speaker}: {text}"
+    text = prompt_safe(annotate(message.text, message.timestamp)).strip().replace("\n", "\n    ")
+    return prompt_safe(f"[{alias or message.id}] {stamp:%Y-%m-%d %H:%M} {message.speaker}: {text}")
 
 
 def render_profile(profile: Mapping[str, str]) -> str:
     """The profile as ``key: value`` lines, sorted by key; ``(empty)`` when there is none."""
     if not profile:
         return "(empty)"
-    return "\n".join(f"{key}: {' '.join(value.split())}" for key, value in sorted(profile.items()))
+    return prompt_safe(
+        "\n".join(f"{key}: {' '.join(value.split())}" for key, value in sorted(profile.items())))
 
 
 def user_message(owner: str, messages: Sequence[MessageLike], profile: Mapping[str, str]) -> str:
-    lines = "\n".join(render_message(m) for m in messages)
+    lines = "\n".join(render_message(m, a) for a, m in zip(aliases(messages), messages,
+                                                            strict=True))
+    ids = f"m1 .. m{len(messages)}" if len(messages) > 1 else "m1"
     return (
         f"Owner: {owner}\n\n"
         f"Current profile of {owner}:\n{render_profile(profile)}\n\n"
         f"Conversation (times in UTC):\n{lines}\n\n"
-        "Reply with the JSON object of facts and profile operations."
+        f"Reply with the JSON object of facts and profile operations; cite only {ids}."
     )
 
 

@@ -1,13 +1,16 @@
 """Forming a session: its messages not yet in an episode become episodes (or extend the episode
-they continue). Idempotent and incremental: a message is in exactly one episode, ever. Runs as a
-`form_session` job (see `graphmem.worker`), never on the request path."""
+they continue), and its turn windows (`graphmem.formation.windows`) are brought up to date.
+Idempotent and incremental: a message is in exactly one episode, ever; a window is rebuilt only
+where a late message changed the turns it covers. Runs as a `form_session` job (see
+`graphmem.worker`), never on the request path."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from graphmem import metrics
 from graphmem.config import Settings
 from graphmem.embeddings import Embedder
 from graphmem.facts.service import Facts
@@ -23,11 +26,13 @@ from graphmem.formation.observer import (
     mean,
     segment,
 )
+from graphmem.formation.windows import WindowTurn, plan_windows
 from graphmem.llm.client import LLMClient
 from graphmem.llm.usage import tenant_scope, tenant_sink
 from graphmem.store import Store
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.usage import UsageStore
+from graphmem.store.windows import WindowStore
 
 if TYPE_CHECKING:
     from graphmem.service import Memory
@@ -43,6 +48,10 @@ class FormationReport:
     created: int
     extended: int
     messages: int
+    windows: int = 0
+    """Turn windows created (new, or rebuilt around a late message)."""
+    extraction: list[dict[str, Any]] = field(default_factory=list)
+    """LLM path: one `ExtractionReport.summary` per episode extracted, with its ``episode``."""
 
 
 def _compared(rows: list[dict[str, Any]]) -> list[str]:
@@ -85,43 +94,73 @@ class Former:
         """Form (or extend) the session's episodes and extract facts from the new ones; LLM
         calls made here are the tenant's (usage accounting)."""
         with tenant_scope(tenant):
-            return self._form(tenant, owner, session_id)
+            episodes = EpisodeStore(self._store, tenant)
+            rows = episodes.session_turns(owner, session_id)
+            report = self._form(episodes, tenant, owner, session_id, rows)
+            return replace(report, windows=self._windows(tenant, owner, session_id, rows))
 
-    def _form(self, tenant: str, owner: str, session_id: str) -> FormationReport:
-        episodes = EpisodeStore(self._store, tenant)
-        rows = episodes.session_turns(owner, session_id)
+    def _windows(self, tenant: str, owner: str, session_id: str,
+                 rows: list[dict[str, Any]]) -> int:
+        """Bring the session's turn windows up to date with ``rows`` (its turns in chain order):
+        embed and create the missing ones, delete the stale ones. Returns how many were created
+        (0 when a message arrived meanwhile: its own job rebuilds)."""
+        store = WindowStore(self._store, tenant)
+        turns = [WindowTurn(r["id"], r["speaker"], r["text"], r["timestamp"]) for r in rows]
+        wanted = plan_windows(owner, session_id, turns)
+        have = store.session_ids(owner, session_id)
+        missing = [w for w in wanted if w.id not in have]
+        if not missing and have <= {w.id for w in wanted}:
+            return 0
+        vectors = self._embedder.embed([w.text for w in missing]) if missing else []
+        fresh = [w.row(v) for w, v in zip(missing, vectors, strict=True)]
+        done = store.replace(owner, session_id, len(rows), [w.id for w in wanted], fresh,
+                             datetime.now(UTC))
+        return 0 if done is None else len(fresh)
+
+    def _form(self, episodes: EpisodeStore, tenant: str, owner: str, session_id: str,
+              rows: list[dict[str, Any]]) -> FormationReport:
         owner_of = {r["id"]: r["episode"] for r in rows}
         compared = episodes.turn_vectors(_compared(rows))
         turns = [Turn(r["id"], r["speaker"], r["text"], r["timestamp"],
                       mean(compared.get(r["id"], []))) for r in rows]
         plans = self._plan(owner, session_id, turns, owner_of)
         if not plans:
-            self._extract(episodes, tenant, owner, session_id)
-            return FormationReport(owner, session_id, 0, 0, 0)
+            done = self._extract(episodes, tenant, owner, session_id)
+            return FormationReport(owner, session_id, 0, 0, 0, extraction=done)
         texts = [f"{d.title}\n{d.narrative}"[:EMBED_CHARS] for _, d in plans]
         vectors = self._embedder.embed(texts)
         writes = [{"id": id_, "message_ids": d.turn_ids,
                    "props": _props(owner, session_id, d, text, vector)}
                   for (id_, d), text, vector in zip(plans, texts, vectors, strict=True)]
         episodes.write(owner, session_id, writes, datetime.now(UTC))
-        self._extract(episodes, tenant, owner, session_id)
+        done = self._extract(episodes, tenant, owner, session_id)
         extended = sum(1 for id_, _ in plans if id_ in owner_of.values())
         fresh = sum(1 for t in turns if owner_of[t.id] is None)
-        return FormationReport(owner, session_id, len(plans) - extended, extended, fresh)
+        return FormationReport(owner, session_id, len(plans) - extended, extended, fresh,
+                               extraction=done)
 
     def _extract(self, episodes: EpisodeStore, tenant: str, owner: str,
-                 session_id: str) -> None:
+                 session_id: str) -> list[dict[str, Any]]:
         """LLM path: extract facts from every episode of the session not extracted yet (new,
-        extended, or left over by a failed run: a failure raises, and the job retries)."""
+        extended, or left over by a failed run: a failure raises, and the job retries). Each
+        outcome (proposed, kept, dropped by reason) goes on the episode, into the usage
+        counters and into the returned list."""
         if self._llm is None or self._facts is None:
-            return
+            return []
+        done: list[dict[str, Any]] = []
         profile = {f.type: f.content or "" for f in self._facts.query(tenant, "profile", owner)}
         for row in episodes.unextracted(owner, session_id):
             stretch = [Turn(m["id"], m["speaker"], m["text"], m["timestamp"])
                        for m in row["messages"]]
             found = extract.extract(self._llm, owner, stretch, profile)
-            extract.apply(self._facts, tenant, owner, stretch, found)
-            episodes.mark_extracted(row["id"], self._llm.model, datetime.now(UTC))
+            summary = extract.apply(self._facts, tenant, owner, stretch, found,
+                                    self._embedder.embed).summary()
+            episodes.mark_extracted(row["id"], self._llm.model, datetime.now(UTC), summary)
+            UsageStore(self._store).record_extraction(tenant, extract.OPERATION,
+                                                      self._llm.model, summary)
+            metrics.record_extraction(summary)
+            done.append({"episode": row["id"], **summary})
+        return done
 
     def _plan(self, owner: str, session_id: str, turns: list[Turn],
               owner_of: dict[str, str | None]) -> list[tuple[str, Draft]]:
@@ -169,7 +208,8 @@ def _props(owner: str, session_id: str, d: Draft, text: str, vector: list[float]
     }
 
 
-def form_session(memory: Memory, job: Any) -> None:
-    """Job handler for kind ``form_session`` (payload: owner, session_id)."""
+def form_session(memory: Memory, job: Any) -> dict[str, Any]:
+    """Job handler for kind ``form_session`` (payload: owner, session_id); its report is the
+    job's result."""
     payload = job.payload
-    memory.former.form(job.tenant, payload["owner"], payload["session_id"])
+    return asdict(memory.former.form(job.tenant, payload["owner"], payload["session_id"]))

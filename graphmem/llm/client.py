@@ -151,9 +151,15 @@ class LLMClient:
         self.close()
 
     def complete_structured(
-        self, operation: str, messages: Sequence[Mapping[str, Any]], schema: type[T]
+        self, operation: str, messages: Sequence[Mapping[str, Any]], schema: type[T],
+        response_schema: Mapping[str, Any] | None = None,
     ) -> T:
         """Ask for a JSON reply to ``messages`` and validate it into ``schema``.
+
+        ``response_schema`` (default: ``schema``'s JSON schema) is the schema sent in
+        ``json_schema`` mode and in corrections: a tighter one than ``schema`` (e.g. the only
+        ids a reply may cite) lets a server that constrains its output enforce it, while the
+        reply is still validated by ``schema`` (the caller checks the rest and counts it).
 
         ``operation`` names the call in the usage ledger (e.g. ``"extract_facts"``). Raises
         `LLMFailure` when every attempt failed or on a non-retryable error. Malformed replies
@@ -175,7 +181,7 @@ class LLMClient:
         for attempt in range(1, self.settings.max_retries + 2):
             attempts = attempt
             try:
-                completion = self._create(conversation, schema)
+                completion = self._create(conversation, schema, response_schema)
             except _RETRYABLE as exc:
                 last_error = exc
                 if attempt <= self.settings.max_retries:
@@ -193,7 +199,8 @@ class LLMClient:
             except MalformedReply as exc:
                 last_error = exc
                 conversation.append({"role": "assistant", "content": content or ""})
-                conversation.append({"role": "user", "content": self._correction(exc, schema)})
+                conversation.append(
+                    {"role": "user", "content": self._correction(exc, schema, response_schema)})
                 continue
             account(ok=True)
             return result
@@ -201,7 +208,8 @@ class LLMClient:
         raise LLMFailure(operation, attempts, last_error) from last_error
 
     def _create(
-        self, conversation: list[dict[str, Any]], schema: type[BaseModel]
+        self, conversation: list[dict[str, Any]], schema: type[BaseModel],
+        response_schema: Mapping[str, Any] | None = None,
     ) -> ChatCompletion:
         response_format: ResponseFormat | openai.Omit = openai.omit
         if self.settings.json_mode == "json_object":
@@ -212,7 +220,7 @@ class LLMClient:
                 "type": "json_schema",
                 "json_schema": {
                     "name": name,
-                    "schema": schema.model_json_schema(),
+                    "schema": dict(response_schema or schema.model_json_schema()),
                     "strict": False,
                 },
             }
@@ -233,8 +241,9 @@ class LLMClient:
             delay = max(delay, retry_after)
         return max(0.0, min(delay, s.backoff_max_s))
 
-    def _correction(self, problem: MalformedReply, schema: type[BaseModel]) -> str:
-        fmt = json.dumps(schema.model_json_schema(), separators=(",", ":"))
+    def _correction(self, problem: MalformedReply, schema: type[BaseModel],
+                    response_schema: Mapping[str, Any] | None = None) -> str:
+        fmt = json.dumps(response_schema or schema.model_json_schema(), separators=(",", ":"))
         return (
             f"Your previous reply could not be used: {problem}. Reply again with only a JSON "
             f"object, no prose and no code fence, matching this JSON schema: {fmt}"

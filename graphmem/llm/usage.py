@@ -23,6 +23,8 @@ from datetime import date
 from pydantic import BaseModel, Field
 
 log = logging.getLogger(__name__)
+DROP_REASONS = ("no_source", "ungrounded", "empty", "invalid")
+"""Why fact extraction drops a proposal before writing it (`UsageSums.dropped` keys)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,12 @@ class UsageSums(BaseModel):
     completion_tokens: int = 0
     attempts: int = Field(default=0, description="HTTP attempts, retries included")
     latency_ms: float = Field(default=0.0, description="summed over the calls")
+    proposed: int = Field(default=0, description="extraction: facts and profile operations "
+                          "the model proposed")
+    kept: int = Field(default=0, description="extraction: proposals written")
+    dropped: dict[str, int] = Field(default_factory=dict, description="extraction: proposals "
+                                    "dropped before writing, by reason (no_source, ungrounded, "
+                                    "empty, invalid)")
 
     @property
     def total_tokens(self) -> int:
@@ -63,7 +71,12 @@ class UsageSums(BaseModel):
 
     def add(self, other: UsageSums) -> None:
         for k in UsageSums.model_fields:
-            setattr(self, k, getattr(self, k) + getattr(other, k))
+            mine, theirs = getattr(self, k), getattr(other, k)
+            if isinstance(mine, dict):
+                setattr(self, k, {r: mine.get(r, 0) + theirs.get(r, 0)
+                                  for r in dict.fromkeys([*mine, *theirs])})
+            else:
+                setattr(self, k, mine + theirs)
 
 
 class UsageTotal(UsageSums):

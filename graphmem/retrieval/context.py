@@ -1,4 +1,5 @@
-"""Rendering the context string an agent pastes into its prompt, and counting its tokens. Pure."""
+"""Rendering the context string an agent pastes into its prompt, and counting its tokens; what
+text may reach a prompt (`prompt_safe`). Pure."""
 
 from __future__ import annotations
 
@@ -11,6 +12,17 @@ from graphmem import temporal
 from graphmem.models import MessageLike
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_CONTROLS}]")
+
+
+def prompt_safe(text: str) -> str:
+    """Text fit for a prompt: line breaks as ``\\n`` (``\\r\\n`` and a lone ``\\r`` become ``\\n``),
+    and every other control character removed: NUL and the other C0 and C1 controls (tab
+    stays), DEL, and the bidirectional controls (U+061C, U+200E/U+200F, U+202A-U+202E,
+    U+2066-U+2069) that could reorder what a reader sees. Applied to rendered text only: the
+    stored text is never changed."""
+    return _UNSAFE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 class Renderable(MessageLike, Protocol):
@@ -32,7 +44,7 @@ def _text(m: Renderable, normalise_time: bool) -> str:
 def render(blocks: Sequence[Sequence[Renderable]], normalise_time: bool = True) -> str:
     """One paragraph per cluster: a header with session and date, then one line per message.
     With ``normalise_time``, relative time expressions show their resolved dates:
-    "yesterday [2023-05-07]" (the stored text is never changed)."""
+    "yesterday [2023-05-07]" (the stored text is never changed). The result is `prompt_safe`."""
     parts = []
     for block in blocks:
         if not block:
@@ -42,7 +54,7 @@ def render(blocks: Sequence[Sequence[Renderable]], normalise_time: bool = True) 
         lines = [f"[{m.timestamp:%Y-%m-%d %H:%M}] {m.speaker}: {_text(m, normalise_time)}"
                  for m in block]
         parts.append("\n".join([header, *lines]))
-    return "\n\n".join(parts)
+    return prompt_safe("\n\n".join(parts))
 
 
 class FactLike(Protocol):
@@ -59,7 +71,8 @@ class FactLike(Protocol):
 
 
 def render_facts(facts: Sequence[FactLike]) -> str:
-    """A block of facts with their validity, best first; empty when there are none."""
+    """A block of facts with their validity, best first; empty when there are none. The result
+    is `prompt_safe`."""
     if not facts:
         return ""
     lines = ["## facts"]
@@ -67,4 +80,4 @@ def render_facts(facts: Sequence[FactLike]) -> str:
         until = f" until {f.valid_to:%Y-%m-%d}" if f.valid_to else ""
         lines.append(f"- {f.subject} · {f.type}: {f.content} "
                      f"(valid from {f.valid_from:%Y-%m-%d}{until})")
-    return "\n".join(lines)
+    return prompt_safe("\n".join(lines))

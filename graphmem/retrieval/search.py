@@ -1,9 +1,11 @@
-"""One search: recall lists from the store, fusion, expansion, chronological packing."""
+"""One search as a pipeline: the request resolved into a `Plan`, the query embedded once, one
+retriever per unit giving ranked lists, pure fusion (with the time and session lists), pure
+expansion and selection, chronological packing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor, Future
 from datetime import UTC, datetime
 from itertools import pairwise, zip_longest
 from typing import Any
@@ -13,129 +15,177 @@ from graphmem.embeddings import Embedder
 from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, UnitRef
 from graphmem.retrieval.context import estimate_tokens, render, render_facts
 from graphmem.retrieval.expansion import Selected, clusters, select
-from graphmem.retrieval.fulltext import lucene_escape
-from graphmem.retrieval.fusion import Fused, rrf
+from graphmem.retrieval.fusion import Fused, Ranked, credit, fuse, session_prior
+from graphmem.retrieval.plan import Plan, resolve
+from graphmem.retrieval.retrievers import (
+    Candidate,
+    EpisodeRetriever,
+    FactRetriever,
+    Query,
+    Retriever,
+    SentenceRetriever,
+    WindowRetriever,
+    index_of,
+)
 from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.store import Filters, TenantStore
 from graphmem.store.core import Row
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
-
-
-def candidates(req: SearchRequest, rs: RetrievalSettings) -> int:
-    """How many hits each recall list contributes: the preset's under a message budget; for k
-    nuclei, 3k (at least 20): ranks beyond that barely move the top k of the fusion."""
-    if _budget(req, rs) is not None:
-        return rs.candidates
-    return min(rs.candidates, max(3 * req.k, 20))
-
-
-def _budget(req: SearchRequest, rs: RetrievalSettings) -> int | None:
-    """Messages to return after expansion: the request's, else the preset's (None: no cap)."""
-    return req.max_messages if req.max_messages is not None else rs.max_messages
-
-
-def recall_lists(
-    store: TenantStore, embedder: Embedder, req: SearchRequest, rs: RetrievalSettings,
-    pool: Executor | None = None,
-) -> tuple[dict[str, list[str]], list[float] | None]:
-    """The ranked message id lists the method asks for (``vector`` and/or ``fulltext``), and the
-    query vector. With a pool, the fulltext query runs while the query is being embedded."""
-    filters = Filters(req.session_id, req.time_from, req.time_to)
-    query = lucene_escape(req.query) if req.method != "vector" else ""
-    n = candidates(req, rs)
-
-    def fulltext() -> list[tuple[str, float]]:
-        if not query:
-            return []
-        return store.fulltext_search(req.owner, query, n, rs.overfetch, filters)
-
-    pending = pool.submit(fulltext) if pool is not None else None
-    lists: dict[str, list[str]] = {}
-    vector = embedder.embed([req.query])[0] if req.method != "fulltext" else None
-    if vector is not None:
-        hits = store.vector_search(req.owner, vector, n, rs.overfetch, filters)
-        lists["vector"] = [id_ for id_, _ in hits]
-    if req.method != "vector":
-        found = pending.result() if pending is not None else fulltext()
-        lists["fulltext"] = [id_ for id_, _ in found]
-    return lists, vector
+from graphmem.store.windows import WindowStore
 
 
 def search(
     store: TenantStore, facts: FactStore, episodes: EpisodeStore, embedder: Embedder,
     req: SearchRequest, rs: RetrievalSettings, pool: Executor | None = None,
 ) -> SearchResult:
-    if req.units not in ("messages", "both"):  # message recall embeds the query itself
-        vector = embedder.embed([req.query])[0] if req.method != "fulltext" else None
-        if req.units == "episodes":
-            return _episodes(store, episodes, vector, req, rs)
-        return pack(req, [], {}, set(), _observations(facts, vector, req, rs), rs.normalise_time)
-    lists, vector = recall_lists(store, embedder, req, rs, pool)
-    selected, records, links = _messages(store, lists, req, rs)
-    observations = _observations(facts, vector, req, rs) if req.units == "both" else []
-    return pack(req, selected, records, links, observations, rs.normalise_time)
+    plan = resolve(req, rs, datetime.now(UTC))
+    if plan.units == "episodes":
+        query = _query(plan, embedder, plan.unit_candidates)
+        return _episodes(store, episodes, query, req, plan)
+    observations: list[FactHit] = []
+    if not plan.messages:
+        query = _query(plan, embedder, plan.unit_candidates)
+        return pack(req, [], {}, set(), _observations(facts, query, plan), plan.normalise_time)
+    lists, vector = message_lists(store, embedder, plan, pool)
+    selected, records, links = select_messages(store, lists, plan)
+    if plan.observations:
+        query = Query(plan.owner, vector, plan.fulltext, plan.unit_candidates, plan.overfetch,
+                      _filters(plan), plan.now)
+        observations = _observations(facts, query, plan)
+    return pack(req, selected, records, links, observations, plan.normalise_time)
 
 
-def _messages(
-    store: TenantStore, lists: dict[str, list[str]], req: SearchRequest, rs: RetrievalSettings
+def _filters(plan: Plan) -> Filters:
+    return Filters(plan.session_id, plan.time_from, plan.time_to)
+
+
+def _query(plan: Plan, embedder: Embedder, k: int) -> Query:
+    vector = embedder.embed([plan.query])[0] if plan.embed else None
+    return Query(plan.owner, vector, plan.fulltext, k, plan.overfetch, _filters(plan), plan.now)
+
+
+def message_retrievers(store: TenantStore, plan: Plan) -> dict[str, Retriever]:
+    """The retriever of each message recall list of the plan."""
+    sentences = SentenceRetriever(store)
+    windows: dict[int, WindowRetriever] = {}
+    out: dict[str, Retriever] = {}
+    for name in plan.lists:
+        if name.startswith("window"):
+            size = int(name.removeprefix("window").split("_")[0])
+            if size not in windows:
+                windows[size] = WindowRetriever(store.sibling(WindowStore), size)
+            out[name] = windows[size]
+        else:
+            out[name] = sentences
+    return out
+
+
+def message_lists(
+    store: TenantStore, embedder: Embedder, plan: Plan, pool: Executor | None = None,
+) -> tuple[dict[str, list[Candidate]], list[float] | None]:
+    """Every message recall list of the plan, and the query vector. With a pool, the fulltext
+    lists run while the query is being embedded."""
+    retrievers = message_retrievers(store, plan)
+    text_only = Query(plan.owner, None, plan.fulltext, plan.candidates, plan.overfetch,
+                      _filters(plan), plan.now)
+    pending: dict[str, Future[list[Candidate]]] = {}
+    if pool is not None:
+        pending = {n: pool.submit(r.recall, n, text_only) for n, r in retrievers.items()
+                   if index_of(n) == "fulltext" and plan.fulltext}
+    vector = embedder.embed([plan.query])[0] if plan.embed else None
+    query = Query(plan.owner, vector, plan.fulltext, plan.candidates, plan.overfetch,
+                  _filters(plan), plan.now)
+    lists = {n: pending[n].result() if n in pending else r.recall(n, query)
+             for n, r in retrievers.items()}
+    return lists, vector
+
+
+def ranked(lists: Mapping[str, Sequence[Candidate]],
+           matched_only: bool = False) -> dict[str, Ranked]:
+    """Message lists for fusion: a list of covering units credits each unit's rank to the
+    messages it covers (`credit`; with ``matched_only``, only to those a message list found); a
+    message list is ranked as it is."""
+    turns = {n: [(c.id, c.rank) for c in cs] for n, cs in lists.items()
+             if not n.startswith("window")}
+    found = {id_ for pairs in turns.values() for id_, _ in pairs} if matched_only else None
+    return {n: credit([c.covers for c in cs], found) if n.startswith("window") else turns[n]
+            for n, cs in lists.items()}
+
+
+def weights(lists: Sequence[str], split: bool) -> dict[str, float]:
+    """Fusion weights: with ``split``, a window list weighs 1/size (a window's vote is shared
+    by the turns it covers, so a window matters as much as one turn); other lists weigh 1."""
+    return {n: 1 / int(n.removeprefix("window").split("_")[0])
+            for n in lists if split and n.startswith("window")}
+
+
+def public_rules(fused: Sequence[Fused]) -> list[Fused]:
+    """Lists named as the reply's ``rules``: every window list is ``window``."""
+    def rule(name: str) -> str:
+        return "window" if name.startswith("window") else name
+
+    return [Fused(f.id, f.score, tuple(dict.fromkeys(rule(r) for r in f.rules)), f.best_rank)
+            for f in fused]
+
+
+def select_messages(
+    store: TenantStore, lists: Mapping[str, Sequence[Candidate]], plan: Plan
 ) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
-    fused = _time_hint(store, req, rrf(lists, rs.rrf_k), lists, rs)
-    budget = _budget(req, rs)
-    nuclei = fused if budget is not None else fused[: req.k]
-    if req.method == "rrf_expand" and nuclei:
+    fused = public_rules(_fuse(store, ranked(lists, plan.window_matched_only), plan))
+    budget = plan.budget
+    nuclei = fused if budget is not None else fused[: plan.k]
+    if plan.expand is not None and nuclei:
         considered = nuclei[: budget if budget is not None else len(nuclei)]
-        before = req.expand.before if req.expand is not None else rs.expand_before
-        after = req.expand.after if req.expand is not None else rs.expand_after
-        got = store.windows([n.id for n in considered], before, after)
-        selected = select(nuclei, got.windows, budget, rs.neighbour_decay)
+        got = store.windows([n.id for n in considered], *plan.expand)
+        selected = select(nuclei, got.windows, budget, plan.decay)
         return selected, got.records, got.links
-    selected = select(nuclei, {}, budget, rs.neighbour_decay)
+    selected = select(nuclei, {}, budget, plan.decay)
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}
     return selected, records, set()
 
 
-def _time_hint(store: TenantStore, req: SearchRequest, fused: list[Fused],
-               lists: dict[str, list[str]], rs: RetrievalSettings) -> list[Fused]:
-    """A query that names a time boosts (or keeps only) the candidates of that time: they form
-    one more ranked list, in fused order, and the fusion runs again."""
-    if req.time_hint == "off" or req.method in ("fulltext", "vector") or not fused:
-        return fused  # a single-index method is that index alone
-    span = temporal.query_range(req.query, req.as_of or datetime.now(UTC))
-    if span is None:
+def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan) -> list[Fused]:
+    """Fuse the recall lists (window lists weighed by `weights`); then the lists derived from
+    that fusion join and it runs again: ``time`` (a query that names a time: the candidates of
+    that time, in fused order; or, with ``restrict``, only those are kept) and ``session`` (the
+    session prior)."""
+    weighed = weights(list(lists), plan.window_split)
+    fused = fuse(lists, plan.rrf_k, weighed)
+    if not fused:
         return fused
-    inside = store.in_time_range([f.id for f in fused], *span)
-    if req.time_hint == "restrict":
-        return [f for f in fused if f.id in inside]
-    return rrf({**lists, "time": [f.id for f in fused if f.id in inside]}, rs.rrf_k)
+    derived: dict[str, Ranked] = {}
+    inside: set[str] | None = None
+    span = (temporal.query_range(plan.query, plan.now) if plan.time_hint != "off" else None)
+    if span is not None:
+        inside = store.in_time_range([f.id for f in fused], *span)
+        if plan.time_hint == "boost":
+            derived["time"] = [(f.id, n) for n, f in
+                               enumerate((f for f in fused if f.id in inside), start=1)]
+    if plan.session_prior:
+        derived["session"] = session_prior(fused, store.sessions_of([f.id for f in fused]),
+                                           plan.session_depth)
+    if derived:
+        fused = fuse({**lists, **derived}, plan.rrf_k, weighed)
+    if inside is not None and plan.time_hint == "restrict":
+        fused = [f for f in fused if f.id in inside]
+    return fused
 
 
-def _unit_fused(
-    search: Callable[..., list[tuple[str, float]]], vector: list[float] | None,
-    req: SearchRequest, rs: RetrievalSettings,
-) -> list[Fused]:
-    """Vector and fulltext recall over another unit (observations, episodes), fused by RRF;
-    ``search(index, **params)`` runs one of the unit's two index queries."""
-    lists: dict[str, list[str]] = {}
-    if vector is not None:
-        lists["vector"] = [i for i, _ in search("vector", vector=vector)]
-    query = lucene_escape(req.query)
-    if req.method != "vector" and query:
-        lists["fulltext"] = [i for i, _ in search("fulltext", query=query)]
-    return rrf(lists, rs.rrf_k)
+def _unit_fused(retriever: Retriever, query: Query, plan: Plan) -> list[Fused]:
+    """Vector and fulltext recall over another unit (observations, episodes), fused by RRF."""
+    return fuse({n: [(c.id, c.rank) for c in retriever.recall(n, query)]
+                 for n in plan.unit_lists}, plan.rrf_k)
 
 
 def _episodes(
-    store: TenantStore, episodes: EpisodeStore, vector: list[float] | None, req: SearchRequest,
-    rs: RetrievalSettings,
+    store: TenantStore, episodes: EpisodeStore, query: Query, req: SearchRequest, plan: Plan,
 ) -> SearchResult:
     """Episodes as the unit: each hit brings all its source messages, which count against the
     budget (an episode that would overflow it is skipped; the first one is always kept)."""
-    fused = _unit_fused(
-        lambda index, **p: episodes.search(index, req.owner, rs.candidates, rs.overfetch, **p),
-        vector, req, rs)
-    budget = _budget(req, rs)
-    limit = len(fused) if budget is not None else req.k
+    fused = _unit_fused(EpisodeRetriever(episodes), query, plan)
+    budget = plan.budget
+    limit = len(fused) if budget is not None else plan.k
     rows = {r["e"]["id"]: r for r in episodes.get([f.id for f in fused[:limit]])}
     hits: list[EpisodeHit] = []
     selected: dict[str, Selected] = {}
@@ -153,7 +203,7 @@ def _episodes(
         if budget is not None and len(selected) >= budget:
             break
     records = {r["id"]: r for r in store.get_messages(list(selected))}
-    result = pack(req, list(selected.values()), records, _chained(hits), (), rs.normalise_time)
+    result = pack(req, list(selected.values()), records, _chained(hits), (), plan.normalise_time)
     return result.model_copy(update={"episodes": hits})
 
 
@@ -162,13 +212,8 @@ def _chained(hits: Sequence[EpisodeHit]) -> set[tuple[str, str]]:
     return {pair for h in hits for pair in pairwise(h.messages)}
 
 
-def _observations(
-    facts: FactStore, vector: list[float] | None, req: SearchRequest, rs: RetrievalSettings
-) -> list[FactHit]:
-    t = req.as_of or datetime.now(UTC)
-    fused = _unit_fused(
-        lambda index, **p: facts.search(index, req.owner, rs.candidates, rs.overfetch, t, **p),
-        vector, req, rs)[: req.k]
+def _observations(facts: FactStore, query: Query, plan: Plan) -> list[FactHit]:
+    fused = _unit_fused(FactRetriever(facts), query, plan)[: plan.k]
     rows = {r["f"]["id"]: r for r in facts.get([f.id for f in fused])}
     return [
         FactHit(**{k: v for k, v in rows[f.id]["f"].items() if k in FactHit.model_fields},
@@ -229,4 +274,4 @@ def _order(record: Mapping[str, Any], id_: str) -> tuple[Any, ...]:
             record.get("batch_index") or 0, id_)
 
 
-__all__ = ["Fused", "pack", "recall_lists", "search"]
+__all__ = ["Fused", "message_lists", "pack", "search"]

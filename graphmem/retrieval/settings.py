@@ -25,6 +25,22 @@ class RetrievalSettings:
     """Show relative time expressions resolved in the context: "yesterday [2023-05-07]"."""
     max_messages: int | None = None
     """Budget of messages returned after expansion; None: every nucleus with its window."""
+    window_sizes: tuple[int, ...] = (3, 5)
+    """Method ``rrf_windows``: the sizes of turn windows searched (each a recall list per index;
+    windows of 3 and 5 turns are built by formation)."""
+    window_indexes: tuple[str, ...] = ("vector", "fulltext")
+    """Method ``rrf_windows``: the indexes searched for each window size."""
+    window_split: bool = True
+    """Method ``rrf_windows``: a window's vote is shared by the turns it covers, each window list
+    weighing 1/size in the fusion (the turn lists weigh 1); False: every window list weighs 1."""
+    window_matched_only: bool = False
+    """Method ``rrf_windows``: a window credits only its turns that the turn lists found too (it
+    re-ranks them and adds no turn of its own)."""
+    session_prior: bool = False
+    """Method ``rrf_windows``: add the session prior list (candidates ranked by their session;
+    off by default: with split windows it lowered recall on LoCoMo dev)."""
+    session_depth: int = 1
+    """A session scores the sum of the fused scores of its ``session_depth`` best candidates."""
 
     def with_(self, **changes: object) -> RetrievalSettings:
         return replace(self, **changes)  # type: ignore[arg-type]

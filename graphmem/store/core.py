@@ -17,20 +17,22 @@ import neo4j
 from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
 from neo4j import exceptions as nx
 
-from graphmem import cypher
+from graphmem import cypher, metrics
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError, SchemaMismatch, StoreUnavailable
 from graphmem.store.tenant import TenantStore
 
 Row = dict[str, Any]
-VECTOR_INDEXES = ("sentence_vector", "fact_vector", "episode_vector")
+VECTOR_INDEXES = ("sentence_vector", "fact_vector", "episode_vector", "window_vector",
+                  "case_vector", "skill_vector")
 
 
 @contextlib.contextmanager
 def _translated() -> Iterator[None]:
     """Driver failures that mean 'Neo4j is not reachable now' become StoreUnavailable (503)."""
     try:
-        yield
+        with metrics.counting_neo4j_errors():  # by kind, for /metrics
+            yield
     except GraphMemError:
         raise
     except (nx.ServiceUnavailable, nx.SessionExpired, OSError) as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -55,8 +57,22 @@ class EpisodeStore(TenantBound):
     def unextracted(self, owner: str, session_id: str) -> list[Row]:
         return self._run("queries/episodes/unextracted", owner=owner, session_id=session_id)
 
-    def mark_extracted(self, id_: str, model: str, now: datetime) -> None:
-        self._run("queries/episodes/mark_extracted", write=True, id=id_, now=now, model=model)
+    def mark_extracted(self, id_: str, model: str, now: datetime,
+                       summary: Mapping[str, Any] | None = None) -> None:
+        """Record the extraction and its outcome (`ExtractionReport.summary`) on the episode."""
+        summary = summary or {}
+        self._run("queries/episodes/mark_extracted", write=True, id=id_, now=now, model=model,
+                  status=summary.get("status"), proposed=summary.get("proposed", 0),
+                  kept=summary.get("kept", 0),
+                  dropped=sum(summary.get("dropped", {}).values()),
+                  report=json.dumps(dict(summary), sort_keys=True))
+
+    def reset_extraction(self, status: str = "all_dropped", owner: str | None = None
+                         ) -> list[Row]:
+        """Episodes whose extraction ended with ``status`` become extractable again (the next
+        formation run of their session extracts them). Returns them ({id, session_id, owner})."""
+        return self._run("queries/episodes/reset_extraction", write=True, status=status,
+                         owner=owner)
 
     def search(self, index: str, owner: str, k: int, overfetch: int,
                **params: Any) -> list[tuple[str, float]]:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from neo4j import ManagedTransaction
 
@@ -47,9 +48,24 @@ class NewJob:
         return f"{self.kind}-{digest}"
 
 
+def job_key(*parts: str) -> str:
+    """A job key made of several names, unambiguous and still readable: the parts joined by
+    ``/``, each with ``%`` and ``/`` percent-encoded (owner ``c/a`` + session ``x`` gives
+    ``c%2Fa/x``, owner ``c`` + session ``a/x`` gives ``c/a%2Fx``). Parts without ``%`` or ``/``
+    are kept as they are, so keys of such names are the same as before the encoding."""
+    return "/".join(p.replace("%", "%25").replace("/", "%2F") for p in parts)
+
+
+def job_key_parts(key: str) -> list[str]:
+    """The parts of a `job_key` (its inverse)."""
+    return [unquote(p) for p in key.split("/")]
+
+
 def form_session_jobs(sessions: Iterable[Row]) -> list[NewJob]:
-    """One ``form_session`` job per session ({owner, session_id, ...} rows)."""
-    return [NewJob(FORM_SESSION, f"{s['owner']}/{s['session_id']}",
+    """One ``form_session`` job per session ({owner, session_id, ...} rows), keyed by
+    ``job_key(owner, session_id)``. The handler reads owner and session from the payload, never
+    from the key."""
+    return [NewJob(FORM_SESSION, job_key(s["owner"], s["session_id"]),
                    {"owner": s["owner"], "session_id": s["session_id"]}, s["owner"])
             for s in sessions]
 
@@ -107,9 +123,10 @@ class JobStore:
                                claim=claim, lease_ms=_ms(lease_s))
         return bool(rows)
 
-    def complete(self, tenant: str, id_: str, claim: str) -> Row | None:
+    def complete(self, tenant: str, id_: str, claim: str,
+                 result_json: str | None = None) -> Row | None:
         rows = self._store.run("queries/jobs/complete", write=True, tenant=tenant, id=id_,
-                               claim=claim)
+                               claim=claim, result_json=result_json)
         return rows[0]["job"] if rows else None
 
     def fail(self, tenant: str, id_: str, claim: str, error: str, retry: bool,
@@ -135,6 +152,11 @@ class JobStore:
     def counts(self, tenant: str) -> dict[str, int]:
         return {r["state"]: r["jobs"] for r in self._store.run("queries/jobs/counts",
                                                                 tenant=tenant)}
+
+    def counts_all(self, states: Iterable[str], cap: int) -> dict[str, int]:
+        """Jobs per state over every tenant, each capped at ``cap`` (operators' metrics only)."""
+        rows = self._store.run("queries/jobs/counts_all", states=[*states], cap=cap)
+        return {r["state"]: r["jobs"] for r in rows}
 
     def prune_done(self, tenant: str | None, before: datetime, limit: int) -> int:
         rows = self._store.run("queries/jobs/prune_done", write=True, tenant=tenant,

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from neo4j import ManagedTransaction
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
 
 MAX_FETCH = 10_000
+B = TypeVar("B", bound="TenantBound")
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ class TenantBound:
 
     def _run(self, name: str, *, write: bool = False, **params: Any) -> list[Row]:
         return self._store.run(name, write=write, tenant=self.tenant, **params)
+
+    def sibling(self, kind: type[B]) -> B:
+        """Another tenant-bound store of the same tenant (e.g. a `WindowStore`)."""
+        return kind(self._store, self.tenant)
 
 
 class TenantStore(TenantBound):
@@ -116,7 +121,7 @@ class TenantStore(TenantBound):
     def delete_owner(self, owner: str, step: int = 5000) -> Row:
         """Forget everything of an owner, in bounded transactions; returns what was removed."""
         total = {"messages": 0, "sentences": 0, "sessions": 0, "facts": 0, "episodes": 0,
-                 "jobs": 0, "bookkeeping": 0}
+                 "jobs": 0, "windows": 0, "procedural": 0, "bookkeeping": 0}
         while True:
             row = self._run("queries/delete_owner_step", write=True, owner=owner, limit=step)[0]
             for key in total:
@@ -146,6 +151,11 @@ class TenantStore(TenantBound):
         params = {"owner": owner, "query": query, **filters.params()}
         return ranked_search(self._run, "queries/fulltext_search", k, overfetch, params)[0]
 
+    def sessions_of(self, ids: list[str]) -> dict[str, str]:
+        """Message id -> its session id."""
+        return {r["id"]: r["session_id"]
+                for r in self._run("queries/message_sessions", ids=ids)}
+
     def in_time_range(self, ids: list[str], start: datetime, end: datetime) -> set[str]:
         rows = self._run("queries/in_time_range", ids=ids, start=start, end=end)
         return {r["id"] for r in rows}
@@ -173,6 +183,15 @@ def ranked_search(
     """Run an index query that reads ``$fetch`` hits and filters them (its columns: fetched,
     hits). Returns the best k distinct ids, and whether the index had nothing more to give. With
     ``widen``, the fetch grows while the filter leaves fewer than k."""
+    rows, exhausted = ranked_rows(run, name, k, overfetch, params, widen)
+    return [(r["id"], r["score"]) for r in rows], exhausted
+
+
+def ranked_rows(
+    run: Callable[..., list[Row]], name: str, k: int, overfetch: int, params: dict[str, Any],
+    widen: bool = True,
+) -> tuple[list[Row], bool]:
+    """`ranked_search` keeping each hit's whole row (``id``, ``score`` and any other field)."""
     fetch = min(max(k * overfetch, k), MAX_FETCH)
     while True:
         row = run(name, fetch=fetch, **params)[0]
@@ -183,12 +202,12 @@ def ranked_search(
         fetch = min(fetch * 4, MAX_FETCH)
 
 
-def _best_per_id(hits: list[Row], k: int) -> list[tuple[str, float]]:
+def _best_per_id(hits: list[Row], k: int) -> list[Row]:
     """First (best) occurrence of each id in a best-first list, at most k."""
-    out: dict[str, float] = {}
+    out: dict[str, Row] = {}
     for h in hits:
         if h["id"] not in out:
-            out[h["id"]] = h["score"]
+            out[h["id"]] = h
             if len(out) >= k:
                 break
-    return list(out.items())
+    return list(out.values())

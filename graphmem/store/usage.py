@@ -1,13 +1,15 @@
 """LLM usage in Neo4j: one `:LLMUsage` node per tenant, UTC day, operation and model, holding
 running sums (calls, failures, tokens, attempts, latency). Written by the LLM client's sink
-(`graphmem.llm.usage.tenant_sink`) as each call ends; read back per tenant."""
+(`graphmem.llm.usage.tenant_sink`) as each call ends; extraction adds what became of each reply
+(proposed, kept, dropped by reason: `record_extraction`); read back per tenant."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from graphmem.llm.usage import Usage
+from graphmem.llm.usage import DROP_REASONS, Usage
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
@@ -27,6 +29,19 @@ class UsageStore:
             latency_ms=usage.latency_ms, ok=usage.ok,
         )
         return int(rows[0]["calls"])
+
+    def record_extraction(self, tenant: str, operation: str, model: str,
+                          summary: Mapping[str, Any], at: datetime | None = None) -> None:
+        """Add one extraction's outcome (`ExtractionReport.summary`: proposed, kept, dropped
+        by reason) to its day's row."""
+        at = (at or datetime.now(UTC)).astimezone(UTC)
+        dropped = summary.get("dropped", {})
+        self._store.run(
+            "queries/llm_usage/record_extraction", write=True, tenant=tenant, day=at.date(),
+            at=at, operation=operation, model=model, proposed=int(summary.get("proposed", 0)),
+            kept=int(summary.get("kept", 0)),
+            **{f"dropped_{r}": int(dropped.get(r, 0)) for r in DROP_REASONS},
+        )
 
     def list(self, tenant: str, since: date | None = None, until: date | None = None) -> list[Row]:
         return self._store.run("queries/llm_usage/list", tenant=tenant, since=since, until=until)

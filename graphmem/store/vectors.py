@@ -11,7 +11,9 @@ if TYPE_CHECKING:
 
 PENDING = {"Sentence": "queries/reembed/sentences_pending",
            "Fact": "queries/reembed/facts_pending",
-           "Episode": "queries/reembed/episodes_pending"}
+           "Episode": "queries/reembed/episodes_pending",
+           "Window": "queries/reembed/windows_pending",
+           "Case": "queries/reembed/cases_pending"}
 
 
 class VectorStore:
@@ -25,6 +27,11 @@ class VectorStore:
     def write(self, rows: list[dict[str, Any]], model: str) -> int:
         return int(self._store.run("queries/reembed/write", write=True, rows=rows,
                                    model=model)[0]["written"])
+
+    def skills_from_cases(self, model: str, limit: int) -> int:
+        """Up to ``limit`` skills get their vector again from their (re-embedded) cases."""
+        return int(self._store.run("queries/reembed/skills_from_cases", write=True, model=model,
+                                   limit=limit)[0]["written"])
 
     def drop_vector_indexes(self) -> None:
         self._store.run_statements("queries/reembed/drop_vector_indexes")

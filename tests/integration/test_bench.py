@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from graphmem.cli import app
@@ -56,6 +57,11 @@ def test_bench_writes_the_figures_and_cleans_up(env: None, tmp_path: Path, cyphe
             for cat in ("1", "2", "3", "4"):
                 assert 0.0 <= fig["methods"][method]["recall_by_category"][cat][budget] <= 1.0
     assert fig["methods"]["rrf_expand"]["recall"]["50"] == 1.0  # 8 messages: all returned
+    assert fig["methods"]["rrf_windows"]["recall"]["50"] == 1.0
+    # the ablation reruns the pipeline on cached lists: its ends are the two methods exactly
+    for variant, method in (("all", "rrf_windows"), ("none", "rrf_expand")):
+        assert fig["ablation"][variant]["recall"] == pytest.approx(
+            fig["methods"][method]["recall"])
     ingest = fig["ingest"]
     assert ingest["messages"] == ingest["cold"]["messages"] == 16
     assert ingest["messages_per_s"] > 0 and len(ingest["warmup_messages_per_s"]) == 2

@@ -425,7 +425,8 @@ def test_llm_extraction_failure_is_retried_by_the_next_run(
     assert (report.created, report.extended, report.messages) == (0, 0, 0)
     assert len(srv.requests) == asked + 1  # one extraction, no boundaries, no narrative
     prompt = str(srv.requests[-1]["messages"][-1]["content"])
-    assert f"[{mid(who, 10)}]" in prompt and f"[{mid(who, 0)}]" not in prompt
+    assert "[m1]" in prompt and "cite only m1 .. m2" in prompt  # the baking turns 10, 11
+    assert "sourdough" in prompt and "Dolomites" not in prompt
     assert cypher("MATCH (f:Observation {tenant: $t})-[:SUPPORTED_BY]->(m:Message) "
                   "RETURN f.content AS c, m.id AS m", t=tenant) == [
         {"c": "baked a first sourdough loaf", "m": mid(who, 10)}]

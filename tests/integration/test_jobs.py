@@ -362,3 +362,45 @@ def test_idle_worker_applies_retention(fast: Memory, tenant: str, cypher: Any) -
     assert worker.prune_done() == 0  # not again before PRUNE_EVERY_S
     off = Worker(fast, {k: lambda _m, _j: None}, tenant=tenant, prune=False)
     assert off.prune_done(force=True) == 0
+
+
+# --- job keys --------------------------------------------------------------------------------
+FORMED = ("MATCH (m:Message {tenant: $t}) WHERE EXISTS { (:Episode)-[:DERIVED_FROM]->(m) } "
+          "RETURN m.owner AS o, m.session_id AS s, count(m) AS n ORDER BY o, s")
+
+
+def test_sessions_whose_names_join_alike_each_get_their_job_and_episodes(
+        memory: Memory, tenant: str, cypher: Any) -> None:
+    """Owner ``c/a`` + session ``x`` and owner ``c`` + session ``a/x`` once shared one job key
+    (``c/a/x``): one payload replaced the other and a session was never formed."""
+    q, c = JobQueue(memory.store), owner()
+    a, b = (f"{c}/a", "x"), (c, "a/x")
+    ingest(memory, tenant, *(msg(i, *a, text=f"turn {i} about the trip to Lisbon")
+                             for i in range(5)),
+           *(msg(i, *b, text=f"turn {i} about the move to Porto") for i in range(5)))
+    jobs = q.list(tenant)
+    assert sorted(j.key for j in jobs) == sorted([f"{c}%2Fa/x", f"{c}/a%2Fx"])
+    assert sorted((j.payload["owner"], j.payload["session_id"]) for j in jobs) == sorted([a, b])
+    worker = Worker(memory, tenant=tenant)
+    while worker.run_once():
+        pass
+    assert [(j.state, j.last_error) for j in q.list(tenant)] == [("done", None)] * 2
+    assert cypher(FORMED, t=tenant) == [{"o": o, "s": s, "n": 5} for o, s in sorted([a, b])]
+
+
+def test_a_job_stored_with_an_old_unencoded_key_still_runs(
+        settings: Settings, memory: Memory, tenant: str, cypher: Any) -> None:
+    """Jobs enqueued before keys were encoded keep their key (``owner/session_id`` verbatim);
+    the handler reads the session from the payload, so they run as before."""
+    s = settings.model_copy(update={"formation_jobs": False})
+    mem, c = Memory(s, Store(s), memory.embedder), owner()
+    try:
+        ingest(mem, tenant, *(msg(i, f"{c}/a", "x") for i in range(3)))
+    finally:
+        mem.close()
+    q = JobQueue(memory.store)
+    old = q.enqueue(tenant, "form_session", f"{c}/a/x", {"owner": f"{c}/a", "session_id": "x"},
+                    owner=f"{c}/a")
+    assert Worker(memory, tenant=tenant).run_once()
+    assert (q.get(tenant, old).state, q.get(tenant, old).key) == ("done", f"{c}/a/x")
+    assert cypher(FORMED, t=tenant) == [{"o": f"{c}/a", "s": "x", "n": 3}]

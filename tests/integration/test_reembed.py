@@ -15,9 +15,11 @@ from typer.testing import CliRunner
 from graphmem.cli import app
 from graphmem.errors import SchemaMismatch
 from graphmem.models import MessageIn
+from graphmem.procedural.models import TraceIn
 from graphmem.reembed import reembed
 from graphmem.service import Memory
 from tests.integration.helpers import msg, owner
+from tests.integration.test_procedural import drain, run
 
 TURNS = ["I moved to Porto in March.", "Do you like it there?",
          "Yes! The light on the river at dusk is wonderful."]
@@ -56,25 +58,44 @@ def test_reembed_to_another_model_and_back(memory: Memory, tenant: str, cypher: 
     who, real = owner(), memory.embedder
     memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TURNS)])
-    memory.former.form(tenant, who, "s1")  # an episode, embedded too
+    memory.former.form(tenant, who, "s1")  # an episode and turn windows, embedded too
+    good = ["get_order", "cancel_order"]  # two successful runs: cases and a skill
+    memory.procedural.ingest(tenant, [TraceIn.model_validate(run(who, n, "success", good))
+                                      for n in (1, 2)])
+    drain(memory, tenant)
     before = _sentences(cypher, tenant)
     try:
         report = reembed(memory.store, HashEmbedder(), batch=2)
         assert (report.previous, report.model, report.indexes_rebuilt) == (
             real.name, "test-hash-8", True)
         assert report.nodes["Sentence"] >= len(before) and report.nodes["Episode"] >= 1
+        assert report.nodes["Window"] >= 1
+        window = cypher("MATCH (w:Window {tenant: $t, owner: $o}) RETURN w.embedding AS e, "
+                        "w.search_text AS text LIMIT 1", t=tenant, o=who)
+        assert window and window[0]["e"] == pytest.approx(HashEmbedder.vector(window[0]["text"]))
         for row in _sentences(cypher, tenant):
             assert row["e"] == pytest.approx(HashEmbedder.vector(row["text"]))
         episode = cypher("MATCH (e:Episode {tenant: $t, owner: $o}) RETURN e.embedding AS e, "
                          "e.search_text AS text", t=tenant, o=who)
         assert episode and episode[0]["e"] == pytest.approx(HashEmbedder.vector(episode[0]["text"]))
+        cases = cypher("MATCH (c:Case {tenant: $t, owner: $o}) RETURN c.embedding AS e, "
+                       "c.intent AS text", t=tenant, o=who)
+        assert len(cases) == 2 and report.nodes["Case"] >= 2 and report.nodes["Skill"] >= 1
+        for row in cases:
+            assert row["e"] == pytest.approx(HashEmbedder.vector(row["text"]))
+        mean = [a + b for a, b in zip(cases[0]["e"], cases[1]["e"], strict=True)]
+        norm = math.sqrt(sum(x * x for x in mean))
+        skill = cypher("MATCH (s:Skill {tenant: $t, owner: $o}) RETURN s.embedding AS e",
+                       t=tenant, o=who)
+        assert skill and skill[0]["e"] == pytest.approx([x / norm for x in mean])
         assert cypher("MATCH (g:GraphMeta {key: 'embedding'}) RETURN g.model AS m, "
                       "g.dimensions AS d") == [{"m": "test-hash-8", "d": 8}]
         assert set(_vector_indexes(cypher).values()) == {(8, "ONLINE")}
         with pytest.raises(SchemaMismatch):  # the old model is refused now
             memory.store.apply_schema(real.name, real.dimensions)
         again = reembed(memory.store, HashEmbedder())  # finished: nothing left to do
-        assert again.nodes == {"Sentence": 0, "Fact": 0, "Episode": 0}
+        assert again.nodes == {"Sentence": 0, "Fact": 0, "Episode": 0, "Window": 0, "Case": 0,
+                               "Skill": 0}
         assert not again.indexes_rebuilt
     finally:
         back = reembed(memory.store, real)

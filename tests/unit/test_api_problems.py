@@ -1,4 +1,5 @@
-"""Unit tests of api.problems: field paths of validation errors and problem responses."""
+"""Unit tests of api.problems (field paths of validation errors, problem responses) and of
+api.openapi (security and problem responses on every operation)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from api.openapi import METHODS, PROBLEM_REF, document
 from api.problems import PROBLEM, _field, problem
 
 
@@ -59,3 +61,78 @@ def test_problem_other_statuses_have_no_extra_headers() -> None:
     response = problem(404, "not found", "x")
     assert "Retry-After" not in response.headers
     assert "WWW-Authenticate" not in response.headers
+
+
+# --- the OpenAPI document (api.openapi) -----------------------------------------------------
+
+def _operations(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(method, path, op) for path, item in schema["paths"].items()
+            for method, op in item.items() if method in METHODS]
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    from api.app import create_app
+    from graphmem.config import Settings
+
+    return create_app(Settings()).openapi()
+
+
+def test_every_v1_operation_needs_the_bearer_key(schema: dict[str, Any]) -> None:
+    bearer = schema["components"]["securitySchemes"]["bearer"]
+    assert (bearer["type"], bearer["scheme"]) == ("http", "bearer")
+    v1 = [(m, p, op) for m, p, op in _operations(schema) if p.startswith("/v1/")]
+    assert len(v1) >= 15
+    for method, path, op in v1:
+        assert op.get("security") == [{"bearer": []}], (method, path)
+        names = [p["name"].lower() for p in op.get("parameters", [])]
+        assert "authorization" not in names, (method, path)
+
+
+def test_every_operation_documents_its_errors_as_problems(schema: dict[str, Any]) -> None:
+    assert "Problem" in schema["components"]["schemas"]
+    assert "HTTPValidationError" not in json.dumps(schema)
+    for method, path, op in _operations(schema):
+        responses = op["responses"]
+        expected = {"500"} | ({"401", "503"} if path.startswith("/v1/") else set())
+        if "requestBody" in op:
+            expected |= {"400", "413", "422"}
+        if any(p["in"] == "path" for p in op.get("parameters", [])):
+            expected |= {"404", "422"}
+        assert expected <= set(responses), (method, path, sorted(responses))
+        for status, response in responses.items():
+            if int(status) >= 400:
+                assert response["content"] == {PROBLEM: {"schema": PROBLEM_REF}}, (path, status)
+
+
+def test_conflicting_writes_document_409(schema: dict[str, Any]) -> None:
+    for method, path in [("post", "/v1/messages"), ("post", "/v1/jobs/{job_id}/rerun")]:
+        assert "409" in schema["paths"][path][method]["responses"]
+    assert "409" not in schema["paths"]["/v1/search"]["post"]["responses"]
+
+
+def test_document_on_a_minimal_schema() -> None:
+    raw: dict[str, Any] = {
+        "paths": {
+            "/v1/things/{id}": {"get": {
+                "parameters": [{"name": "id", "in": "path"},
+                               {"name": "authorization", "in": "header"}],
+                "responses": {"200": {}, "422": {"content": {"application/json": {"schema": {
+                    "$ref": "#/components/schemas/HTTPValidationError"}}}}},
+            }},
+            "/healthz": {"get": {"responses": {"200": {}}}},
+        },
+        "components": {"schemas": {
+            "HTTPValidationError": {"properties": {"detail": {"items": {
+                "$ref": "#/components/schemas/ValidationError"}}}},
+            "ValidationError": {"type": "object"},
+        }},
+    }
+    out = document(raw, anonymous=True)
+    thing = out["paths"]["/v1/things/{id}"]["get"]
+    assert thing["security"] == [{"bearer": []}, {}]  # anonymous allowed: the key is optional
+    assert thing["parameters"] == [{"name": "id", "in": "path"}]
+    assert sorted(thing["responses"]) == ["200", "401", "404", "422", "500", "503"]
+    assert sorted(out["paths"]["/healthz"]["get"]["responses"]) == ["200", "500", "503"]
+    assert "security" not in out["paths"]["/healthz"]["get"]
+    assert sorted(out["components"]["schemas"]) == ["Problem"]

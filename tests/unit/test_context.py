@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from graphmem.retrieval.context import estimate_tokens, render
+from graphmem.retrieval.context import estimate_tokens, prompt_safe, render, render_facts
 
 
 @dataclass(frozen=True)
@@ -78,3 +80,42 @@ def test_render_skips_empty_blocks_and_empty_input() -> None:
     assert render([[], []]) == ""
     only = [Msg("A", "x", at(1, 0, 0), "s")]
     assert render([[], only, []]) == render([only])
+
+
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+@dataclass(frozen=True)
+class FactRow:
+    subject: str
+    type: str
+    content: str
+    valid_from: datetime
+    valid_to: datetime | None = None
+
+
+def test_prompt_safe_removes_nul_controls_and_bidi_keeps_lines_and_tabs() -> None:
+    assert prompt_safe("a\x00b\x07c\x1bd\x7fe\x85f\x9fg") == "abcdefg"
+    assert prompt_safe(f"pay {BIDI}now") == "pay now"
+    assert prompt_safe("one\r\ntwo\rthree\nfour\tfive") == "one\ntwo\nthree\nfour\tfive"
+    assert prompt_safe("café 東京 \u200d\U0001f600") == "café 東京 \u200d\U0001f600"  # ZWJ stays
+
+
+def test_render_and_render_facts_are_prompt_safe_and_the_source_is_untouched() -> None:
+    text = "evil\x00 \u202egnp.exe\u202c ok\r\nnext"
+    m = Msg("Mal\u2066lory", text, at(8, 13, 56), "s\x851")
+    assert render([[m]], normalise_time=False) == (
+        "## session s1 · 2023-05-08 13:56 UTC\n"
+        "[2023-05-08 13:56] Mallory: evil gnp.exe ok\nnext")
+    assert m.text == text
+    fact = FactRow("Mal\u202elory", "city\x00", "Lis\u200fbon\x1b[31m", at(1, 0, 0))
+    assert render_facts([fact]) == (
+        "## facts\n- Mallory · city: Lisbon[31m (valid from 2023-05-01)")
+
+
+@given(st.text())
+def test_property_prompt_safe_leaves_no_control_but_newline_and_tab(text: str) -> None:
+    safe = prompt_safe(text)
+    assert not any((ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F or c in BIDI
+                   for c in safe)
+    assert prompt_safe(safe) == safe

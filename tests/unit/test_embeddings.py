@@ -90,3 +90,12 @@ def test_torch_int8_is_another_model_name() -> None:
 
 def test_quant_arch_names_an_onnx_runtime_config() -> None:
     assert quant_arch() in {"arm64", "avx2", "avx512", "avx512_vnni"}
+
+
+def test_count_tokens_uses_the_models_tokenizer_up_to_its_window(
+    fp32: SentenceTransformerEmbedder,
+) -> None:
+    short, long = fp32.count_tokens(["Caroline: hello there.", "word " * 1000])
+    assert 4 <= short <= 10  # [CLS] caroline : hello there . [SEP]
+    assert long == 256  # the model's window: the rest is never read
+    assert fp32.count_tokens([]) == []

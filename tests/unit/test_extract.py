@@ -15,8 +15,15 @@ import pytest
 from pydantic import SecretStr
 
 from graphmem.facts.models import FactWrite, ObservationIn, ProfileOp
-from graphmem.formation.extract import Extraction, apply, extract, parse_when, to_writes
-from graphmem.llm import LLMClient, LLMFailure, LLMSettings, MalformedReply
+from graphmem.formation.extract import (
+    Extraction,
+    apply,
+    extract,
+    parse_when,
+    support,
+    to_writes,
+)
+from graphmem.llm import JsonMode, LLMClient, LLMFailure, LLMSettings, MalformedReply
 from graphmem.models import Message
 from tests.support.scripted_openai import ScriptedOpenAIServer
 
@@ -60,10 +67,19 @@ GOOD: dict[str, Any] = {
 
 
 
-def client(srv: ScriptedOpenAIServer, max_retries: int = 2) -> LLMClient:
+def client(srv: ScriptedOpenAIServer, max_retries: int = 2,
+           json_mode: JsonMode = "json_object") -> LLMClient:
     settings = LLMSettings(base_url=srv.base_url, model="scripted-model", api_key=SecretStr("k"),
-                           timeout_s=5.0, max_retries=max_retries)
+                           timeout_s=5.0, max_retries=max_retries, json_mode=json_mode)
     return LLMClient(settings, sleep=lambda _: None)
+
+
+def as_returned(reply: dict[str, Any]) -> Extraction:
+    """What `extract` returns for ``reply``: cited ids bare (``[m3]`` is ``m3``)."""
+    found = Extraction.model_validate(reply)
+    for item in [*found.facts, *found.profile]:
+        item.sources = [s.strip("[] ") for s in item.sources]  # type: ignore[attr-defined]
+    return found
 
 
 # --- the prompt ----------------------------------------------------------------------------------
@@ -89,6 +105,30 @@ def test_prompt_shows_ids_resolved_dates_profile_and_asks_for_json(
     assert "\n    Now I work at Globex." in user
     assert "city: Denver\nemployer: Acme" in user
     assert "Owner: caroline" in user
+    assert "cite only m1 .. m3" in user
+    # a worked example with ids like the real ones, no placeholder to copy
+    assert '"sources": ["m1"]' in system and "<message id>" not in system
+
+
+def test_the_model_cites_short_ids_mapped_back_to_real_ones(srv: ScriptedOpenAIServer) -> None:
+    """Real ids are long; the model sees m1 .. mN, and in json_schema mode the schema allows
+    only those; the reply's m2 comes back as the second message's real id."""
+    stretch = [msg(f"conv-26:D1:{n}", "Caroline", text, T0 + timedelta(minutes=n))
+               for n, text in enumerate(["Hi Mel!", "I moved to Boston yesterday!"], 1)]
+    srv.reply_json({"facts": [FACT | {"sources": ["m2", "[m1]", "m7", "conv-26:D1:2"]}],
+                    "profile": []})
+    with client(srv, json_mode="json_schema") as llm:
+        found = extract(llm, "caroline", stretch, {})
+    (body,) = srv.requests
+    user = body["messages"][1]["content"]
+    assert "[m1] 2023-05-08 13:57 Caroline: Hi Mel!" in user and "conv-26" not in user
+    schema = body["response_format"]["json_schema"]["schema"]
+    for item in ("ExtractedFact", "ExtractedProfileOp"):
+        assert schema["$defs"][item]["properties"]["sources"]["items"]["enum"] == ["m1", "m2"]
+    assert found.facts[0].sources == ["conv-26:D1:2", "conv-26:D1:1", "m7", "conv-26:D1:2"]
+    (observation,), _, report = to_writes(found, "caroline", stretch)
+    assert observation.sources == ["conv-26:D1:2", "conv-26:D1:1"]
+    assert report.unknown_sources == 1
 
 
 def test_empty_profile_and_empty_stretch(srv: ScriptedOpenAIServer) -> None:
@@ -107,7 +147,7 @@ def test_reply_is_parsed_and_usage_recorded(srv: ScriptedOpenAIServer) -> None:
     with client(srv) as llm:
         extraction = extract(llm, "caroline", STRETCH, PROFILE)
         (usage,) = llm.ledger.records()
-    assert extraction == Extraction.model_validate(GOOD)
+    assert extraction == as_returned(GOOD)
     assert extraction.profile[1].op == "UPDATE"
     assert (usage.operation, usage.prompt_tokens, usage.completion_tokens) == (
         "extract_facts", 120, 30)
@@ -121,7 +161,7 @@ def test_malformed_replies_are_retried_with_a_correction(srv: ScriptedOpenAIServ
     with client(srv) as llm:
         extraction = extract(llm, "caroline", STRETCH, PROFILE)
         totals = llm.ledger.totals()["extract_facts"]
-    assert extraction == Extraction.model_validate(GOOD)
+    assert extraction == as_returned(GOOD)
     assert len(srv.requests) == 3
     second, third = srv.requests[1]["messages"], srv.requests[2]["messages"]
     assert second[2] == {"role": "assistant", "content": "Sure! Caroline moved to Boston."}
@@ -163,6 +203,62 @@ def test_to_writes_checks_sources_dates_and_ops() -> None:
     assert (report.profile_proposed, report.profile_ops, report.noops) == (6, 3, 1)
     assert report.dropped == {"no_source": 2, "empty": 1, "invalid": 1}
     assert (report.unknown_sources, report.clamped, report.bad_dates) == (3, 1, 0)
+
+
+def test_summary_counts_every_drop_and_flags_all_dropped() -> None:
+    """A model that copies a placeholder as every source keeps nothing: status all_dropped."""
+    copied = {"facts": [FACT | {"sources": ["<message id>"]}] * 3,
+              "profile": [{"op": "ADD", "key": "city", "value": "Boston", "explicit": True,
+                           "sources": ["<message id>"]}]}
+    _, _, report = to_writes(Extraction.model_validate(copied), "caroline", STRETCH)
+    assert report.summary() == {
+        "status": "all_dropped", "proposed": 4, "kept": 0, "noops": 0,
+        "dropped": {"no_source": 4, "ungrounded": 0, "empty": 0, "invalid": 0},
+        "unknown_sources": 4, "bad_dates": 0, "clamped": 0}
+    _, _, report = to_writes(Extraction.model_validate(GOOD), "caroline", STRETCH)
+    assert (report.status, report.proposed, report.kept) == ("partial", 10, 5)
+    _, _, report = to_writes(Extraction(facts=[], profile=[]), "caroline", STRETCH)
+    assert report.summary()["status"] == "empty"
+    _, _, report = to_writes(Extraction.model_validate({"facts": [FACT], "profile": []}),
+                             "caroline", STRETCH)
+    assert report.summary()["status"] == "ok"
+
+
+def words(texts: Sequence[str]) -> list[list[float]]:
+    """A toy embedding: one dimension per word of a small vocabulary (case and punctuation
+    ignored), so similarity is word overlap."""
+    vocab = ["boston", "moved", "lives", "caroline", "acme", "globex", "work", "left", "paris",
+             "ski", "city", "employer"]
+    cleaned = [" ".join("".join(c if c.isalnum() else " " for c in t.lower()).split())
+               for t in texts]
+    return [[float(w in t.split()) for w in vocab] + [0.01] for t in cleaned]
+
+
+def test_grounding_drops_claims_their_sources_do_not_support() -> None:
+    """m1 says Caroline moved to Boston: "lives in Boston" is grounded in it, "skis in Paris"
+    is not (ungrounded, though its source exists); DELETE claims no value and is kept."""
+    reply = {"facts": [FACT | {"sources": ["m1"]},
+                       FACT | {"content": "skis in Paris", "type": "hobby", "sources": ["m1"]}],
+             "profile": [{"op": "UPDATE", "key": "city", "value": "Boston", "explicit": True,
+                          "sources": ["m1"]},
+                         {"op": "ADD", "key": "ski", "value": "Paris", "explicit": True,
+                          "sources": ["m1"]},
+                         {"op": "DELETE", "key": "employer", "explicit": True,
+                          "sources": ["m3"]}]}
+    observations, ops, report = to_writes(Extraction.model_validate(reply), "caroline",
+                                          STRETCH, embed=words)
+    assert [o.content for o in observations] == ["Caroline lives in Boston"]
+    assert [(o.op, o.key) for o in ops] == [("UPDATE", "city"), ("DELETE", "employer")]
+    assert report.summary()["dropped"]["ungrounded"] == 2
+    assert report.status == "partial"
+    unchecked, _, _ = to_writes(Extraction.model_validate(reply), "caroline", STRETCH)
+    assert len(unchecked) == 2  # no embed: no grounding check
+
+
+def test_support_is_the_best_cited_message() -> None:
+    scores = support(["Caroline lives in Boston", "Caroline works at Globex"],
+                     [["m2", "m1"], ["m2"]], STRETCH, words)
+    assert scores[0] > 0.4 > 0.01 > scores[1]
 
 
 def test_unreadable_date_is_dropped_not_the_fact() -> None:

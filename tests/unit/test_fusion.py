@@ -132,3 +132,82 @@ def test_property_score_matches_definition(ranked: dict[str, list[str]]) -> None
         assert math.isclose(f.score, math.fsum(expected), rel_tol=1e-12)
         assert f.rules == tuple(rule for rule, lst in ranked.items() if f.id in lst)
         assert f.best_rank == min(lst.index(f.id) + 1 for lst in ranked.values() if f.id in lst)
+
+
+# --- explicit ranks, crediting covering units, the session prior --------------------------------
+
+def test_fuse_with_enumerated_ranks_is_rrf() -> None:
+    from graphmem.retrieval.fusion import enumerate_ranks, fuse
+
+    lists = {"vector": ["a", "b", "c", "a"], "fulltext": ["c", "d"]}
+    assert fuse({k: list(enumerate_ranks(v)) for k, v in lists.items()}) == rrf(lists)
+
+
+def test_fuse_allows_tied_ranks() -> None:
+    from graphmem.retrieval.fusion import fuse
+
+    fused = fuse({"w": [("a", 1), ("b", 1), ("c", 2)]}, k=60)
+    assert [f.id for f in fused] == ["a", "b", "c"]
+    assert fused[0].score == fused[1].score == 1 / 61
+    assert fused[2].score == 1 / 62
+
+
+def test_credit_gives_each_message_its_best_covering_unit_rank() -> None:
+    from graphmem.retrieval.fusion import credit
+
+    units = [("m2", "m3", "m4"), ("m3", "m4", "m5"), ("m9",)]
+    assert credit(units) == [("m2", 1), ("m3", 1), ("m4", 1), ("m5", 2), ("m9", 3)]
+    assert credit([]) == []
+
+
+def test_session_prior_ranks_candidates_by_their_sessions_best() -> None:
+    from graphmem.retrieval.fusion import Fused, session_prior
+
+    fused = [Fused("a1", 0.05, ("vector",), 1), Fused("b1", 0.04, ("vector",), 2),
+             Fused("b2", 0.03, ("vector",), 3), Fused("a2", 0.001, ("vector",), 9),
+             Fused("x", 0.02, ("vector",), 4)]
+    sessions = {"a1": "A", "a2": "A", "b1": "B", "b2": "B"}
+    assert session_prior(fused, sessions) == [("a1", 1), ("a2", 1), ("b1", 2), ("b2", 2)]
+    # with depth 2, B (0.04 + 0.03) outranks A (0.05 + 0.001)
+    assert session_prior(fused, sessions, depth=2) == [
+        ("b1", 1), ("b2", 1), ("a1", 2), ("a2", 2)]
+
+
+def test_credit_with_only_credits_just_those_messages() -> None:
+    from graphmem.retrieval.fusion import credit
+
+    units = [("m2", "m3", "m4"), ("m3", "m4", "m5"), ("m9",)]
+    assert credit(units, only={"m4", "m5"}) == [("m4", 1), ("m5", 2)]
+    assert credit(units, only=set()) == []
+
+
+def test_fuse_weighs_each_list() -> None:
+    from graphmem.retrieval.fusion import fuse
+
+    lists = {"a": [("x", 1), ("y", 2)], "w": [("y", 1)]}
+    fused = fuse(lists, k=60, weights={"w": 0.01})
+    assert [f.id for f in fused] == ["x", "y"]
+    assert fused[0].score == 1 / 61
+    assert math.isclose(fused[1].score, 1 / 62 + 0.01 / 61)
+    assert fuse(lists, 60, {}) == fuse(lists, 60)  # every list weighs 1 by default
+    assert [f.id for f in fuse(lists, 60)] == ["y", "x"]
+
+
+def test_window_lists_weigh_one_over_their_size_when_split() -> None:
+    from graphmem.retrieval.search import weights
+
+    names = ["vector", "fulltext", "window3_vector", "window5_fulltext"]
+    assert weights(names, split=True) == {"window3_vector": 1 / 3, "window5_fulltext": 1 / 5}
+    assert weights(names, split=False) == {}
+
+
+def test_ranked_credits_windows_to_their_turns_or_only_the_found_ones() -> None:
+    from graphmem.retrieval.retrievers import Candidate
+    from graphmem.retrieval.search import ranked
+
+    lists = {"vector": [Candidate("m3", "vector", 1, 0.9)],
+             "window3_vector": [Candidate("w1", "window3_vector", 1, 0.8, ("m2", "m3", "m4")),
+                                Candidate("w2", "window3_vector", 2, 0.7, ("m7", "m8", "m9"))]}
+    assert ranked(lists) == {"vector": [("m3", 1)], "window3_vector": [
+        ("m2", 1), ("m3", 1), ("m4", 1), ("m7", 2), ("m8", 2), ("m9", 2)]}
+    assert ranked(lists, matched_only=True)["window3_vector"] == [("m3", 1)]

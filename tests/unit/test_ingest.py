@@ -1,7 +1,9 @@
-"""Unit tests of graphmem.ingest: sentence units, derived ids and batch preparation. Pure."""
+"""Unit tests of graphmem.ingest: sentence and passage units, derived ids, batch preparation and
+the per-batch budget. Pure."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -11,8 +13,16 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from graphmem.config import Settings
-from graphmem.errors import Conflict, InvalidInput
-from graphmem.ingest import derived_id, prepare, split_sentences
+from graphmem.embeddings import WINDOW_FALLBACK, token_counts
+from graphmem.errors import Conflict, InvalidInput, TooLarge
+from graphmem.ingest import (
+    PASSAGE_WORDS,
+    check_tokens,
+    derived_id,
+    prepare,
+    split_sentences,
+    split_units,
+)
 from graphmem.models import MessageIn
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -73,6 +83,78 @@ def test_property_units_keep_every_word_and_fit(text: str, max_words: int) -> No
     assert all(u.strip() for u in units)
     assert all(len(u.split()) <= max_words for u in units)
     assert " ".join(units).split() == text.split()
+
+
+# --- split_units: sentences for short texts, passages for long ones -----------------------------
+
+
+def test_short_texts_are_split_exactly_as_sentences() -> None:
+    text = "I moved to Lisbon. It is sunny!\nWe should meet… Maybe in May?"
+    assert split_units(text, max_units=64) == split_sentences(text)
+    assert split_units(text, max_units=5) == split_sentences(text)  # exactly at the cap
+
+
+def test_long_text_becomes_passages_of_consecutive_sentences() -> None:
+    sentences = [f"Sentence number {i} has six words." for i in range(100)]  # 600 words
+    units = split_units(" ".join(sentences), max_units=64)
+    assert len(units) == 4  # 26 sentences (156 words) per passage, then the rest
+    assert units[0] == " ".join(sentences[:26])
+    assert all(len(u.split()) <= PASSAGE_WORDS for u in units)
+    assert " ".join(units) == " ".join(sentences)
+
+
+def test_passages_grow_when_the_cap_would_be_exceeded() -> None:
+    text = "word. " * 20_000  # 20,000 one-word sentences: 125 passages of 160 words
+    units = split_units(text, max_units=64)
+    assert len(units) <= 64
+    assert " ".join(units).split() == text.split()
+
+
+def test_a_cap_of_one_keeps_the_whole_text_in_one_unit() -> None:
+    assert split_units("A. B. C.", max_units=1) == ["A. B. C."]
+
+
+def test_a_maximal_text_is_capped_and_keeps_every_word() -> None:
+    # 100,000 characters of conversational English (~18,000 words) at the default cap
+    sentence = "We went hiking near the lake last weekend and the kids loved it. "
+    text = (sentence * (100_000 // len(sentence) + 1))[:100_000]
+    units = split_units(text, max_units=Settings().max_units_per_message)
+    assert len(units) <= Settings().max_units_per_message
+    assert " ".join(units).split() == text.split()
+
+
+_words = st.text(alphabet="abc .!?\n", min_size=1, max_size=6)
+
+
+@given(st.lists(_words, min_size=1, max_size=400).map("".join).filter(lambda t: t.strip()),
+       st.integers(1, 20), st.integers(1, 30), st.integers(1, 12))
+def test_property_units_capped_in_order_and_within_the_word_limit(
+    text: str, max_units: int, passage_words: int, max_words: int
+) -> None:
+    units = split_units(text, max_units, passage_words=passage_words, max_words=max_words)
+    sentences = split_sentences(text, max_words)
+    assert 1 <= len(units) <= max_units
+    assert all(u.strip() for u in units)
+    assert " ".join(units).split() == text.split()  # every word, in order, once
+    if len(sentences) <= max_units:
+        assert units == sentences
+    else:  # passages: within the passage size, or grown just enough to meet the cap
+        words = len(text.split())
+        grown = -(-words // max(max_units - 1, 1)) + max_words - 1
+        limit = max(passage_words, max_words, grown if max_units > 1 else words)
+        assert all(len(u.split()) <= limit for u in units)
+
+
+@given(st.integers(1, 400), st.integers(2, 64))
+def test_property_passages_stay_in_the_window_while_the_cap_allows(
+    n_sentences: int, max_units: int
+) -> None:
+    # sentences of 7 words: passages of 22 sentences (154 words) fit whenever there are few
+    text = " ".join(f"s{i} has exactly seven words in it." for i in range(n_sentences))
+    units = split_units(text, max_units)
+    assert len(units) <= max_units
+    if -(-n_sentences // 22) <= max_units:
+        assert all(len(u.split()) <= PASSAGE_WORDS for u in units)
 
 
 # --- derived_id ---------------------------------------------------------------------------------
@@ -182,3 +264,77 @@ def test_prepare_empty_batch(settings: Settings) -> None:
     prepared = prepare([], settings)
     assert prepared.messages == []
     assert prepared.sessions == []
+    assert prepared.units == {}
+
+
+# --- the per-batch budget -----------------------------------------------------------------------
+
+
+def test_prepare_gives_each_message_its_units() -> None:
+    prepared = prepare([msg("One. Two.", id="a"), msg("Three.", id="b"), msg("One. Two.", id="a")],
+                       Settings())
+    assert prepared.units == {"a": ["One.", "Two."], "b": ["Three."]}
+
+
+def test_budget_of_characters_names_messages_and_the_limit() -> None:
+    settings = Settings(max_batch_chars=20)
+    prepare([msg("x" * 10), msg("y" * 10)], settings)  # exactly at the budget: fine
+    with pytest.raises(TooLarge) as info:
+        prepare([msg("x" * 10), msg("y" * 11)], settings)
+    err = info.value
+    assert (err.status, err.field, err.limit, err.actual) == (413, "messages", 20, 21)
+    assert "21 characters" in err.detail and "at most 20" in err.detail
+
+
+def test_budget_of_characters_counts_repeats_inside_the_batch() -> None:
+    with pytest.raises(TooLarge):
+        prepare([msg("x" * 15), msg("x" * 15)], Settings(max_batch_chars=20))
+
+
+def test_budget_of_units_names_messages_and_the_limit() -> None:
+    settings = Settings(max_batch_units=4)
+    prepare([msg("A. B."), msg("C. D.")], settings)  # exactly at the budget: fine
+    with pytest.raises(TooLarge) as info:
+        prepare([msg("A. B."), msg("C. D. E.")], settings)
+    err = info.value
+    assert (err.status, err.field, err.limit, err.actual) == (413, "messages", 4, 5)
+    assert "5 retrieval units" in err.detail
+
+
+def test_budget_of_units_counts_a_repeat_inside_the_batch_once() -> None:
+    prepared = prepare([msg("A. B. C."), msg("A. B. C.")], Settings(max_batch_units=3))
+    assert len(prepared.messages) == 1
+
+
+def test_budget_of_units_counts_passages_not_sentences() -> None:
+    long = " ".join(f"Sentence {i} is here." for i in range(1000))  # 1000 sentences
+    prepared = prepare([msg(long)], Settings(max_units_per_message=64, max_batch_units=64))
+    (units,) = prepared.units.values()
+    assert len(units) <= 64
+
+
+def test_too_large_is_an_invalid_input_with_status_413() -> None:
+    err = TooLarge("messages", "too much", limit=1, actual=2)
+    assert isinstance(err, InvalidInput)
+    assert err.problem == "too much"
+
+
+def test_budget_of_word_pieces_names_messages_and_the_limit() -> None:
+    settings = Settings(max_batch_tokens=100)
+    check_tokens([60, 40], settings)  # exactly at the budget: fine
+    with pytest.raises(TooLarge) as info:
+        check_tokens([60, 41], settings)
+    err = info.value
+    assert (err.status, err.field, err.limit, err.actual) == (413, "messages", 100, 101)
+    assert "101 word pieces" in err.detail
+
+
+def test_an_embedder_without_a_tokenizer_is_charged_an_upper_bound() -> None:
+    class Plain:
+        name = "plain"
+        dimensions = 2
+
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            return [[0.0, 1.0] for _ in texts]
+
+    assert token_counts(Plain(), ["a b c", "x" * 1000]) == [3, WINDOW_FALLBACK]

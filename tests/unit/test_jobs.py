@@ -8,19 +8,19 @@ import threading
 import time
 import types
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from graphmem import cypher
 from graphmem.config import Settings
 from graphmem.jobs import Job, backoff_s, describe
-from graphmem.store.jobs import FORM_SESSION, NewJob, form_session_jobs
+from graphmem.store.jobs import FORM_SESSION, NewJob, form_session_jobs, job_key, job_key_parts
 from graphmem.worker import DEFAULT_HANDLERS, FormationNotInstalled, PermanentJobError, Worker
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-JOB_QUERIES = sorted((cypher.CYPHER_DIR / "queries" / "jobs").glob("*.cypher"))
 
 
 def job(**kw: Any) -> Job:
@@ -55,6 +55,25 @@ def test_form_session_jobs_one_per_session() -> None:
         (FORM_SESSION, "al/s2", {"owner": "al", "session_id": "s2"}, "al")]
 
 
+def test_sessions_whose_names_join_alike_get_different_jobs() -> None:
+    a, b = form_session_jobs([{"owner": "c/a", "session_id": "x"},
+                              {"owner": "c", "session_id": "a/x"}])
+    assert (a.key, b.key) == ("c%2Fa/x", "c/a%2Fx")
+    assert a.slot != b.slot
+    assert job_key("100%", "s") == "100%25/s" and job_key("%2F", "s") == "%252F/s"
+    assert job_key("alice", "s 1?#") == "alice/s 1?#"  # plain names: the key as it always was
+
+
+NAMES = st.lists(st.text(st.sampled_from("a/%2F") | st.characters()), min_size=1, max_size=4)
+
+
+@given(NAMES, NAMES)
+def test_job_key_is_injective_and_reversible(a: list[str], b: list[str]) -> None:
+    assert job_key_parts(job_key(*a)) == a
+    if a != b:
+        assert job_key(*a) != job_key(*b)
+
+
 def test_job_from_row_parses_the_payload_and_hides_the_claim_token() -> None:
     j = job(last_error=None, slot="k-abc")
     assert j.payload == {"a": 1} and j.claim == "c1" and j.last_error is None
@@ -75,14 +94,13 @@ def test_job_settings_defaults_and_environment(monkeypatch: pytest.MonkeyPatch) 
     assert (Settings().formation_jobs, Settings().job_lease_s) == (False, 2.5)
 
 
-@pytest.mark.parametrize("path", JOB_QUERIES, ids=lambda p: Path(p).name)
-def test_job_queries_are_tenant_scoped_except_claim_and_retention(path: Path) -> None:
+@pytest.mark.parametrize("name", ["claim", "prune_done"])
+def test_claim_and_retention_serve_one_tenant_when_given(name: str) -> None:
+    """Workers serve every tenant, or one: ``$tenant`` if set (every other job query is bound
+    to its tenant: the tenant lint of tests/unit/test_cypher.py)."""
+    path = cypher.CYPHER_DIR / "queries" / "jobs" / f"{name}.cypher"
     body = "\n".join(ln for ln in path.read_text().splitlines() if not ln.startswith("//"))
-    if path.stem in ("claim", "prune_done"):  # workers serve every tenant: $tenant if set
-        assert re.search(r"\$tenant IS NULL OR \w+\.tenant = \$tenant", body)
-    else:
-        assert re.search(r"\(\w+:Job \{tenant: \$tenant", body)
-        assert not re.search(r"\(\w+:Job\)", body)
+    assert re.search(r"\$tenant IS NULL OR \w+\.tenant = \$tenant", body)
 
 
 # --- the worker, over a fake queue ---------------------------------------------------------
@@ -103,7 +121,7 @@ class FakeQueue:
         self.beats += 1
         return True
 
-    def complete(self, job: Job) -> bool:
+    def complete(self, job: Job, result: Any = None) -> bool:
         self.done.append(job.id)
         return True
 
@@ -184,9 +202,9 @@ def test_run_forever_outlives_queue_errors() -> None:
                 raise RuntimeError("driver hiccup")
             return super().claim(*args, **kw)
 
-        def complete(self, job: Job) -> bool:
+        def complete(self, job: Job, result: Any = None) -> bool:
             stop.set()
-            return super().complete(job)
+            return super().complete(job, result)
 
     q = Flaky(job())
     w = Worker(FakeMemory(), {"k": lambda _, j: None}, "w", poll_s=0.01, queue=q)  # type: ignore

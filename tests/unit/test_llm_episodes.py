@@ -84,6 +84,20 @@ def test_finder_drops_context_and_out_of_range_positions(
     assert LLMFinder(client).find(turns(8), first_new) == expected
 
 
+def test_json_schema_mode_allows_only_the_new_positions(srv: ScriptedOpenAIServer) -> None:
+    settings = LLMSettings(base_url=srv.base_url, model="test-model", max_retries=0,
+                           timeout_s=5.0, json_mode="json_schema")
+    srv.reply_json({"boundaries": [4]})
+    srv.reply_json({"boundaries": []})
+    with LLMClient(settings) as c:
+        assert LLMFinder(c).find(turns(8), 3) == [4]
+        assert LLMFinder(c).find(turns(1), 0) == []
+    schemas = [r["response_format"]["json_schema"]["schema"] for r in srv.requests]
+    assert schemas[0]["properties"]["boundaries"]["items"]["enum"] == [3, 4, 5, 6, 7]
+    assert schemas[1]["properties"]["boundaries"]["maxItems"] == 0  # nothing to choose from
+    assert "Example" in BOUNDARY_SYSTEM and "Example" in NARRATIVE_SYSTEM
+
+
 def test_finder_reads_numbers_given_as_strings(
         srv: ScriptedOpenAIServer, client: LLMClient) -> None:
     srv.reply_text('```json\n{"boundaries": ["3"]}\n```')

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import json
+import math
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from graphmem.models import MessageBatch, MessageIn, SearchRequest
+from graphmem.facts.models import ObservationIn, ProfileOp
+from graphmem.models import (
+    MAX_TIME,
+    MIN_TIME,
+    IsoDate,
+    MessageBatch,
+    MessageIn,
+    SearchRequest,
+    utc_datetime,
+)
 
 
 def message(**changes: Any) -> dict[str, Any]:
@@ -141,3 +152,106 @@ def test_search_time_filters_must_be_aware() -> None:
         SearchRequest(query="q", owner="alice", time_from="2023-05-08T00:00:00")
     req = SearchRequest(query="q", owner="alice", time_from="2023-05-08T00:00:00Z")
     assert req.time_from == datetime(2023, 5, 8, tzinfo=UTC)
+
+
+# --- UtcDatetime / IsoDate: the one rule for every datetime and date a caller sends -------------
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("2023-05-08T13:56:00Z", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+    ("2023-05-08t13:56:00z", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+    ("2023-05-08 13:56+02:00", datetime(2023, 5, 8, 11, 56, tzinfo=UTC)),
+    ("2023-05-08T13:56:00.123456789-0500", datetime(2023, 5, 8, 18, 56, 0, 123456, tzinfo=UTC)),
+    ("2023-05-08T13:56:00+18:00", datetime(2023, 5, 7, 19, 56, tzinfo=UTC)),
+    ("2023-05-08T13:56:00-18:00", datetime(2023, 5, 9, 7, 56, tzinfo=UTC)),
+    ("0001-01-01T00:00:00Z", MIN_TIME),
+    ("0001-01-01T05:00:00+05:00", MIN_TIME),
+    ("8999-12-31T23:59:59.999999Z", MAX_TIME - timedelta(microseconds=1)),
+    (datetime(2023, 5, 8, 15, 56, tzinfo=timezone(timedelta(hours=2))),
+     datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+])
+def test_utc_datetime_accepts_iso_with_offset(given: Any, expected: datetime) -> None:
+    got = utc_datetime(given)
+    assert got == expected and got.utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    (1700000000, "string"), (0.5, "string"), (True, "string"), (None, "string"),
+    ("1700000000", "ISO 8601"), ("0.5", "ISO 8601"), ("", "ISO 8601"),
+    ("2023-05-08", "date alone"), ("2023-05-08T13:56:00", "offset"),
+    ("20230508T135600Z", "ISO 8601"), ("2023-W19-1T13:56:00Z", "ISO 8601"),
+    ("2023-05-08_13:56:00Z", "ISO 8601"), ("2023-05-08T13:56:00+02", "ISO 8601"),
+    ("2023-05-08T13:56:00+02:60", "ISO 8601"), ("٢٠٢٣-05-08T13:56:00Z", "ISO 8601"),
+    ("2023-02-30T00:00:00Z", "calendar"), ("2023-05-08T24:00:00Z", "calendar"),
+    ("2023-05-08T13:56:00+18:01", "offset"), ("2023-05-08T13:56:00-23:59", "offset"),
+    ("0001-01-01T00:00:00+05:00", "range"), ("9999-12-31T23:00:00-05:00", "range"),
+    ("9000-01-01T00:00:00Z", "range"), ("9999-12-31T23:59:59Z", "range"),
+    (datetime(2023, 5, 8, 13, 56), "offset"),
+    (datetime(2023, 5, 8, tzinfo=timezone(timedelta(hours=23))), "offset"),
+    (date(2023, 5, 8), "string"),
+])
+def test_utc_datetime_refuses(given: Any, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        utc_datetime(given)
+
+
+@pytest.mark.parametrize("field", ["timestamp"])
+@pytest.mark.parametrize("bad", [1700000000, "1700000000", "2023-05-08T13:56:00+19:00",
+                                 "0001-01-01T00:00:00+00:01"])
+def test_message_timestamp_uses_the_one_rule(field: str, bad: Any) -> None:
+    with pytest.raises(ValidationError) as info:
+        MessageIn(**message(**{field: bad}))
+    assert error_fields(info) == {(field,)}
+    with pytest.raises(ValidationError) as info:
+        MessageIn.model_validate_json(json.dumps(message(**{field: bad})))
+    assert error_fields(info) == {(field,)}
+
+
+@pytest.mark.parametrize("field", ["time_from", "time_to", "as_of"])
+def test_search_datetimes_use_the_one_rule(field: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        SearchRequest(query="q", owner="a", **{field: 0})
+    assert error_fields(info) == {(field,)}
+    req = SearchRequest(query="q", owner="a", **{field: "2023-05-08T15:56:00+02:00"})
+    assert getattr(req, field) == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def test_fact_datetimes_use_the_one_rule() -> None:
+    base = {"owner": "a", "subject": "s", "type": "t", "content": "c"}
+    for field in ("valid_from", "valid_to"):
+        with pytest.raises(ValidationError) as info:
+            ObservationIn(**base, **{field: "1700000000"})
+        assert error_fields(info) == {(field,)}
+    obs = ObservationIn(**base, valid_from="2026-01-01T02:00:00+02:00")
+    assert obs.valid_from == datetime(2026, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValidationError) as info:
+        ProfileOp(op="ADD", owner="a", key="k", value="v", valid_from=1.5)
+    assert error_fields(info) == {("valid_from",)}
+
+
+def test_utc_datetime_json_schema_is_a_date_time() -> None:
+    schema = SearchRequest.model_json_schema()["properties"]["time_to"]["anyOf"][0]
+    assert schema == {"type": "string", "format": "date-time"}
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("2024-02-29", date(2024, 2, 29)), ("9999-12-31", date(9999, 12, 31)),
+    (date(2024, 1, 1), date(2024, 1, 1)),
+])
+def test_iso_date_accepts(given: Any, expected: date) -> None:
+    assert TypeAdapter(IsoDate).validate_python(given) == expected
+
+
+@pytest.mark.parametrize("given", [0, "0", "20240101", "2024-1-1", "2023-02-29", "",
+                                   "2024-01-01T00:00:00Z", datetime(2024, 1, 1, tzinfo=UTC),
+                                   1.5, "٢٠٢٤-01-01"])
+def test_iso_date_refuses(given: Any) -> None:
+    with pytest.raises(ValidationError):
+        TypeAdapter(IsoDate).validate_python(given)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_metadata_floats_must_be_finite(value: float) -> None:
+    with pytest.raises(ValidationError) as info:
+        MessageIn(**message(metadata={"x": value}))
+    assert error_fields(info) == {("metadata", "x")}

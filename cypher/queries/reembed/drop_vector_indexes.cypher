@@ -4,3 +4,6 @@
 DROP INDEX sentence_vector IF EXISTS;
 DROP INDEX fact_vector IF EXISTS;
 DROP INDEX episode_vector IF EXISTS;
+DROP INDEX window_vector IF EXISTS;
+DROP INDEX case_vector IF EXISTS;
+DROP INDEX skill_vector IF EXISTS;

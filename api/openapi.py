@@ -1,0 +1,158 @@
+"""The OpenAPI document, finished in one place: the bearer security scheme on every ``/v1``
+operation and, per operation, every error status the server can send, each an
+``application/problem+json`` body (`Problem`) instead of FastAPI's default validation schema.
+
+`document(schema)` is a pure function over FastAPI's generated schema; `install(app)` makes the
+app serve its result. Which statuses an operation gets follows from what the edge does:
+every operation can fail unexpectedly (500); ``/v1`` needs a key (401) and the store (503);
+a body can be malformed (400), too large (413) or invalid (422), and so can parameters (422);
+a path with an id can name nothing (404); a few writes can conflict (409).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+
+from api.problems import PROBLEM
+
+SCHEME = "bearer"
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "title": "Problem",
+    "description": "An error (RFC 9457). `field` names the input at fault, `errors` lists each.",
+    "type": "object",
+    "required": ["type", "title", "status", "detail"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "field": {"type": "string"},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["field", "problem"],
+                "properties": {"field": {"type": "string"}, "problem": {"type": "string"}},
+            },
+        },
+    },
+}
+MEANING = {
+    400: "Malformed body: not JSON, not UTF-8, or nested too deeply.",
+    401: "No API key, or an unknown one.",
+    403: "Served to loopback clients only.",
+    404: "Nothing with this id (or no such route) for this tenant.",
+    409: "Conflict: an id already stored with other content, or a job in the wrong state; "
+         "nothing was written.",
+    413: "The request body exceeds the size limit.",
+    422: "Invalid input; `field` names it.",
+    500: "Unexpected error (logged by the server).",
+    503: "Neo4j is unreachable; retry later (see `Retry-After`).",
+}
+# Writes that can meet an id (or a job) already in another state.
+CONFLICTS = {
+    ("post", "/v1/messages"), ("post", "/v1/observations"), ("post", "/v1/profile/ops"),
+    ("post", "/v1/jobs/{job_id}/rerun"), ("post", "/v1/traces"),
+}
+# Operations endpoints outside /v1: the health probes say 503, /metrics may refuse a client.
+PROBES = {"/healthz": {503}, "/readyz": {503}, "/metrics": {403}}
+METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+def error_statuses(method: str, path: str, operation: dict[str, Any]) -> set[int]:
+    """Every error status the server can send for this operation."""
+    params = operation.get("parameters", [])
+    out = {500}
+    if path.startswith("/v1/"):
+        out |= {401, 503}
+    out |= PROBES.get(path, set())
+    if path.startswith("/browser/"):
+        out.add(403)  # loopback clients only
+    if "requestBody" in operation:
+        out |= {400, 413, 422}
+    if params or path.startswith("/v1/audit/"):  # audit queries take any query parameter
+        out.add(422)
+    if any(p.get("in") == "path" for p in params):
+        out.add(404)
+    if (method, path) in CONFLICTS:
+        out.add(409)
+    return out
+
+
+def document(schema: dict[str, Any], *, anonymous: bool = False) -> dict[str, Any]:
+    """Add security and problem responses to a FastAPI OpenAPI schema (in place; returned)."""
+    components = schema.setdefault("components", {})
+    components.setdefault("securitySchemes", {})[SCHEME] = {
+        "type": "http", "scheme": "bearer",
+        "description": "An API key (`graphmem key TENANT` prints one).",
+    }
+    schemas = components.setdefault("schemas", {})
+    schemas["Problem"] = PROBLEM_SCHEMA
+    for path, item in schema.get("paths", {}).items():
+        for method, operation in item.items():
+            if method not in METHODS:
+                continue
+            if path.startswith("/v1/"):
+                # The key travels as the security scheme, not as a header parameter.
+                operation["parameters"] = [
+                    p for p in operation.get("parameters", []) if not _is_key_header(p)
+                ]
+                if not operation["parameters"]:
+                    del operation["parameters"]
+                operation["security"] = [{SCHEME: []}, {}] if anonymous else [{SCHEME: []}]
+            responses = operation.setdefault("responses", {})
+            if "HTTPValidationError" in _refs({"paths": responses.get("422", {})}):
+                del responses["422"]  # FastAPI's default; ours is added below where it applies
+            for status in sorted(error_statuses(method, path, operation)):
+                responses[str(status)] = {
+                    "description": MEANING[status],
+                    "content": {PROBLEM: {"schema": PROBLEM_REF}},
+                }
+    if "HTTPValidationError" in schemas and "HTTPValidationError" not in _refs(schema):
+        del schemas["HTTPValidationError"]
+    if "ValidationError" in schemas and "ValidationError" not in _refs(schema):
+        del schemas["ValidationError"]
+    return schema
+
+
+def _is_key_header(parameter: dict[str, Any]) -> bool:
+    return bool(parameter.get("in") == "header"
+                and str(parameter.get("name", "")).lower() == "authorization")
+
+
+def _refs(schema: dict[str, Any]) -> set[str]:
+    """Names of the component schemas referenced anywhere (but in their own definitions)."""
+    found: set[str] = set()
+
+    def walk(node: Any, skip: str | None) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+                name = ref.rsplit("/", 1)[1]
+                if name != skip:
+                    found.add(name)
+            for value in node.values():
+                walk(value, skip)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, skip)
+
+    walk(schema.get("paths", {}), None)
+    for name, definition in schema.get("components", {}).get("schemas", {}).items():
+        walk(definition, name)
+    return found
+
+
+def install(app: FastAPI, *, anonymous: bool = False) -> None:
+    """Serve the documented schema at ``/openapi.json`` (and so in ``/docs``)."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = document(generate(), anonymous=anonymous)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,9 @@
+// Purpose: approximate vector recall over cases, filtered to one tenant and owner after the index
+//   ($fetch over-fetches).
+// Parameters: $tenant, $owner, $vector, $fetch
+// Columns: fetched (index hits read before filtering), hits (list of {id, score}, best first)
+CALL db.index.vector.queryNodes('case_vector', $fetch, $vector) YIELD node, score
+WITH collect({n: node, score: score}) AS found
+RETURN size(found) AS fetched,
+  [h IN found WHERE h.n.tenant = $tenant AND h.n.owner = $owner | {id: h.n.id, score: h.score}]
+    AS hits

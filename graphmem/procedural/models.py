@@ -1,0 +1,191 @@
+"""Procedural memory, pure pydantic: traces as agents send them, and the cases, clusters and skills
+formed from them. No I/O here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
+
+from graphmem.models import NAME, Scalar, UtcDatetime
+
+Outcome = Literal["success", "failure", "partial", "unknown"]
+StepKind = Literal["system", "user", "assistant", "tool_call", "tool_result"]
+Units = Literal["cases", "skills"]
+
+MAX_TRACES = 100
+"""Traces per request (each up to ``MAX_MESSAGES`` messages)."""
+MAX_MESSAGES = 2000
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class TraceIn(_In):
+    """One run of an agent: its messages in OpenAI chat format, as they are, and how it ended."""
+
+    id: str | None = Field(default=None, min_length=1, max_length=200, pattern=NAME,
+                           description="Client id; if absent, derived from the content")
+    owner: str = Field(min_length=1, max_length=200, pattern=NAME,
+                       description="Whose procedural memory this is (e.g. the agent's)")
+    agent: str | None = Field(default=None, max_length=200, pattern=NAME)
+    session_id: str | None = Field(default=None, max_length=200, pattern=NAME)
+    task: str | None = Field(default=None, max_length=2000,
+                             description="What the run was asked to do, if the caller knows")
+    started_at: UtcDatetime = Field(description="ISO 8601 with an offset; stored in UTC")
+    messages: list[dict[str, Any]] = Field(
+        min_length=1, max_length=MAX_MESSAGES,
+        description="OpenAI chat messages: role, content, tool_calls, tool_call_id, name")
+    outcome: Outcome = "unknown"
+    score: FiniteFloat | None = None
+    detail: str | None = Field(default=None, max_length=20_000)
+    conditions: dict[str, Scalar] = Field(
+        default_factory=dict, description="Under what the run happened (model, tool versions..)")
+    feedback: str | None = Field(default=None, max_length=20_000)
+
+
+class TraceBatch(_In):
+    traces: list[TraceIn] = Field(min_length=1, max_length=MAX_TRACES)
+
+
+class OutcomeIn(_In):
+    outcome: Outcome
+    score: FiniteFloat | None = None
+    detail: str | None = Field(default=None, max_length=20_000)
+    feedback: str | None = Field(default=None, max_length=20_000)
+
+
+class TraceReport(BaseModel):
+    ids: list[str]
+    created: int
+    duplicates: int
+
+
+class Step(BaseModel):
+    """One step of a trace: a user turn, an assistant turn, a tool call, or a tool result."""
+
+    index: int
+    kind: StepKind
+    text: str = ""
+    tool: str | None = None
+    arguments: str | None = Field(default=None, description="the call's arguments, as JSON")
+    arg_keys: list[str] = Field(default_factory=list)
+    call_id: str | None = None
+    writes: bool | None = Field(default=None, description="tool call that changes state")
+    error: bool = False
+    at: datetime | None = Field(default=None, description="when, if the message said so")
+
+
+class Action(BaseModel):
+    tool: str
+    keys: list[str] = Field(default_factory=list, description="argument keys, sorted")
+    writes: bool
+
+
+class Case(BaseModel):
+    """One attempt at one request, derived from a stretch of a trace's steps."""
+
+    id: str
+    owner: str
+    trace_id: str
+    intent: str = Field(description="the request, normalised")
+    request: str = Field(description="every user turn of the stretch, joined")
+    actions: list[Action]
+    writes: list[str] = Field(description="the tools called that change state, in order")
+    entities: list[str] = Field(default_factory=list, description="ids, codes, numbers named")
+    outcome: Outcome
+    conditions: dict[str, Scalar] = Field(default_factory=dict)
+    occurred_at: datetime
+    quality: float
+    quality_reason: str
+    filtered: bool = Field(description="left out of clustering and skills (stays stored)")
+    step_ids: list[str] = Field(default_factory=list)
+    cluster: str | None = None
+    skill: str | None = None
+    score: float | None = None
+
+
+class SkillStep(BaseModel):
+    tool: str
+    keys: list[str] = Field(default_factory=list, description="argument keys the cases share")
+    writes: bool
+    support: int = Field(description="successful cases that made this call")
+
+
+class Skill(BaseModel):
+    """A method learned from successful cases: evidence under the conditions seen, not proof."""
+
+    id: str
+    lineage: str = Field(description="the same skill across versions")
+    version: int
+    owner: str
+    name: str
+    description: str
+    when_to_use: str
+    steps: list[SkillStep]
+    pitfalls: list[str] = Field(default_factory=list)
+    successes: int
+    failures: int
+    conditions: dict[str, list[str]] = Field(default_factory=dict)
+    flagged: bool = False
+    flag_reason: str | None = None
+    cluster: str | None = None
+    valid_from: datetime
+    valid_to: datetime | None = None
+    recorded_at: datetime
+    invalidated_at: datetime | None = None
+    score: float | None = None
+    cases: list[Case] = Field(default_factory=list, description="its best supporting cases")
+
+
+class SkillSupersession(BaseModel):
+    by: str
+    of: str
+    at: datetime
+    reason: str
+    sources: list[str] = Field(default_factory=list)
+
+
+class SkillHistory(BaseModel):
+    skills: list[Skill]
+    supersessions: list[SkillSupersession]
+
+
+class SkillDetail(BaseModel):
+    skill: Skill
+    supporting: list[Case]
+    contradicting: list[Case]
+
+
+class CaseDetail(BaseModel):
+    case: Case
+    steps: list[Step]
+    trace: dict[str, Any]
+
+
+class SkillSearch(_In):
+    query: str = Field(min_length=1, max_length=4000)
+    owner: str = Field(min_length=1, max_length=200, pattern=NAME)
+    units: Units = "skills"
+    k: int = Field(default=5, ge=1, le=100)
+    cases_per_skill: int = Field(default=3, ge=0, le=20)
+    as_of: UtcDatetime | None = Field(default=None, description="skills valid at this time")
+
+
+class SkillSearchResult(BaseModel):
+    query: str
+    units: Units
+    skills: list[Skill] = Field(default_factory=list, description="best first")
+    cases: list[Case] = Field(default_factory=list, description="best first")
+
+
+class FormReport(BaseModel):
+    owner: str
+    cases: int = 0
+    clusters: int = 0
+    skills_created: int = 0
+    skills_revised: int = 0
+    skills_unchanged: int = 0
+    flagged: int = 0

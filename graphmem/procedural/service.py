@@ -1,0 +1,180 @@
+"""Procedural memory's front door (``Memory.procedural``): storing traces, recording outcomes,
+forming cases and skills (called by the job handlers), and searching and reading them."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from graphmem.config import Settings
+from graphmem.embeddings import Embedder
+from graphmem.errors import Conflict, InvalidInput, NotFound
+from graphmem.procedural import formation
+from graphmem.procedural.models import (
+    Case,
+    CaseDetail,
+    FormReport,
+    OutcomeIn,
+    Skill,
+    SkillDetail,
+    SkillHistory,
+    SkillSearch,
+    SkillSearchResult,
+    TraceIn,
+    TraceReport,
+)
+from graphmem.procedural.steps import content_hash, to_steps, trace_id
+from graphmem.retrieval.fulltext import lucene_escape
+from graphmem.retrieval.fusion import rrf
+from graphmem.store import Store
+from graphmem.store.procedural import ProceduralStore
+
+OVERFETCH = 20
+MAX_STEPS_PER_REQUEST = 50_000
+
+
+def _caption(kind: str, text: str, tool: str | None, keys: Sequence[str]) -> str:
+    if kind == "tool_call":
+        return f"{tool}({', '.join(keys)})"
+    if kind == "tool_result":
+        return f"{tool or 'tool'} -> {text[:40]}"
+    return f"{kind}: {text[:50]}" if text else kind
+
+
+class Procedural:
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder) -> None:
+        self._settings = settings
+        self._store = store
+        self._embedder = embedder
+
+    def _p(self, tenant: str) -> ProceduralStore:
+        return ProceduralStore(self._store, tenant)
+
+    # --- writing ------------------------------------------------------------------------------
+    def ingest(self, tenant: str, traces: Sequence[TraceIn]) -> TraceReport:
+        """Store traces (one transaction): a retried trace is stored once, the same id with other
+        content is a 409, and bad input names its field; nothing partial is written."""
+        rows: dict[str, dict[str, Any]] = {}
+        steps: list[dict[str, Any]] = []
+        links: list[dict[str, Any]] = []
+        ids = []
+        for i, t in enumerate(traces):
+            where = f"traces[{i}]"
+            parsed = to_steps(t.messages, f"{where}.messages", self._settings.max_text_chars)
+            if not any(s.kind == "user" for s in parsed):
+                raise InvalidInput(f"{where}.messages", "a trace needs at least one user message")
+            id_, digest = t.id or trace_id(t), content_hash(t)
+            ids.append(id_)
+            if id_ in rows:
+                if rows[id_]["content_hash"] != digest:
+                    raise Conflict(f"{where}.id: {id_!r} appears twice with different content")
+                continue
+            first = next(s.text for s in parsed if s.kind == "user")
+            rows[id_] = {
+                "id": id_, "owner": t.owner, "agent": t.agent, "session_id": t.session_id,
+                "task": t.task, "started_at": t.started_at, "outcome": t.outcome,
+                "score": t.score, "detail": t.detail, "feedback": t.feedback,
+                "conditions_json": json.dumps(t.conditions, sort_keys=True),
+                "content_hash": digest, "step_count": len(parsed),
+                "caption": f"{t.outcome}: {(t.task or first)[:50]}"}
+            for s in parsed:
+                sid = f"{id_}#{s.index}"
+                steps.append({**s.model_dump(exclude_none=True), "id": sid, "trace_id": id_,
+                              "owner": t.owner,
+                              "caption": _caption(s.kind, s.text, s.tool, s.arg_keys)})
+                if s.index:
+                    links.append({"trace_id": id_, "a": f"{id_}#{s.index - 1}", "b": sid})
+            if len(steps) > MAX_STEPS_PER_REQUEST:
+                raise InvalidInput("traces", f"more than {MAX_STEPS_PER_REQUEST} steps in one "
+                                   "request; send fewer traces at a time")
+        written = self._p(tenant).write_traces(
+            list(rows.values()), steps, links, datetime.now(UTC), uuid.uuid4().hex,
+            self._settings.formation_jobs)
+        created = sum(1 for w in written if w["created"])
+        return TraceReport(ids=ids, created=created, duplicates=len(ids) - created)
+
+    def set_outcome(self, tenant: str, id_: str, body: OutcomeIn) -> dict[str, Any]:
+        """Record an outcome later; the trace's cases and the owner's skills form again."""
+        row = self._p(tenant).set_outcome(id_, body.model_dump(), datetime.now(UTC),
+                                          self._settings.formation_jobs)
+        if row is None:
+            raise NotFound(f"no trace {id_!r}")
+        return row
+
+    # --- formation (job handlers call these) --------------------------------------------------
+    def form_trace(self, tenant: str, id_: str, jobs: bool = True) -> int:
+        return formation.form_trace(self._p(tenant), self._embedder, id_, jobs)
+
+    def form_skills(self, tenant: str, owner: str, min_successes: int | None = None,
+                    ) -> FormReport:
+        return formation.form_skills(self._p(tenant), owner, min_successes or 1)
+
+    # --- reading ------------------------------------------------------------------------------
+    def search(self, tenant: str, req: SkillSearch) -> SkillSearchResult:
+        """Hybrid recall of skills or cases: vector and fulltext lists fused by RRF."""
+        unit = "skill" if req.units == "skills" else "case"
+        p = self._p(tenant)
+        vector = self._embedder.embed([req.query])[0]
+        extra = {"t": req.as_of} if unit == "skill" else {}
+        lists = {"vector": [i for i, _ in p.search(unit, "vector", req.owner, req.k, OVERFETCH,
+                                                   vector=vector, **extra)]}
+        if query := lucene_escape(req.query):
+            lists["fulltext"] = [i for i, _ in p.search(unit, "fulltext", req.owner, req.k,
+                                                        OVERFETCH, query=query, **extra)]
+        fused = rrf(lists)[: req.k]
+        scores = {f.id: f.score for f in fused}
+        ids = [f.id for f in fused]
+        if unit == "skill":
+            found = {r["s"]["id"]: r for r in p.get_skills(ids, req.cases_per_skill)}
+            skills = [_skill(found[i]["s"], found[i]["cases"], scores[i]) for i in ids
+                      if i in found]
+            return SkillSearchResult(query=req.query, units=req.units, skills=skills)
+        rows = {r["c"]["id"]: r for r in p.get_cases(ids)}
+        cases = [_case({**rows[i]["c"], "skill": rows[i]["skill"]}, scores[i]) for i in ids
+                 if i in rows]
+        return SkillSearchResult(query=req.query, units=req.units, cases=cases)
+
+    def skill(self, tenant: str, id_: str, limit: int = 50) -> SkillDetail:
+        row = self._p(tenant).skill_detail(id_, limit)
+        if row is None:
+            raise NotFound(f"no skill {id_!r}")
+        return SkillDetail(skill=_skill(row["s"], []),
+                           supporting=[_case(c) for c in row["supporting"]],
+                           contradicting=[_case(c) for c in row["contradicting"]])
+
+    def history(self, tenant: str, id_: str) -> SkillHistory:
+        row = self._p(tenant).skill_history(id_)
+        if row is None:
+            raise NotFound(f"no skill {id_!r}")
+        return SkillHistory(skills=[_skill(s, []) for s in row["skills"]],
+                            supersessions=row["supersessions"])
+
+    def case(self, tenant: str, id_: str) -> CaseDetail:
+        p = self._p(tenant)
+        rows = p.get_cases([id_])
+        found = p.case_steps(id_)
+        if not rows or found is None:
+            raise NotFound(f"no case {id_!r}")
+        trace = {k: v for k, v in found["trace"].items()
+                 if k not in ("content_hash", "batch", "conditions_json")}
+        trace["conditions"] = json.loads(found["trace"].get("conditions_json") or "{}")
+        return CaseDetail(case=_case({**rows[0]["c"], "skill": rows[0]["skill"]}),
+                          steps=[formation.step_of(s) for s in found["steps"]], trace=trace)
+
+
+def _case(row: dict[str, Any], score: float | None = None) -> Case:
+    data = {k: v for k, v in row.items() if k in Case.model_fields}
+    data["actions"] = json.loads(row.get("actions_json") or "[]")
+    data["conditions"] = json.loads(row.get("conditions_json") or "{}")
+    data["step_ids"] = row.get("step_ids") or []
+    return Case.model_validate({**data, "score": score})
+
+
+def _skill(row: dict[str, Any], cases: list[dict[str, Any]], score: float | None = None) -> Skill:
+    data = {k: v for k, v in row.items() if k in Skill.model_fields}
+    data["steps"] = json.loads(row.get("steps_json") or "[]")
+    data["conditions"] = json.loads(row.get("conditions_json") or "{}")
+    return Skill.model_validate({**data, "score": score, "cases": [_case(c) for c in cases]})

@@ -1,0 +1,109 @@
+"""A search request and its preset, resolved once into a `Plan`: which units and recall lists,
+the budgets, expansion and time handling. Pure; everything downstream reads the plan only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from graphmem.models import Method, SearchRequest, Units
+from graphmem.retrieval.fulltext import lucene_escape
+from graphmem.retrieval.settings import RetrievalSettings
+
+TimeHint = Literal["boost", "restrict", "off"]
+EXPANDING: frozenset[Method] = frozenset({"rrf_expand", "rrf_windows"})
+
+
+def window_list(size: int, index: str) -> str:
+    """The name of a window recall list, e.g. ``window3_vector``."""
+    return f"window{size}_{index}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one search runs. Lists are named by what they search: ``vector`` (sentence units),
+    ``fulltext`` (messages), ``window<size>_<index>`` (turn windows); for episodes and
+    observations ``vector`` and ``fulltext`` are that unit's own indexes."""
+
+    query: str
+    owner: str
+    method: Method
+    units: Units
+    lists: tuple[str, ...]
+    """The message recall lists, in fusion order."""
+    unit_lists: tuple[str, ...]
+    """The recall lists of episodes and observations."""
+    embed: bool
+    """Whether the query is embedded (some list is a vector list)."""
+    fulltext: str
+    """The escaped Lucene query; "" when no fulltext list runs (or the text has no word)."""
+    k: int
+    candidates: int
+    """Hits per message recall list."""
+    unit_candidates: int
+    """Hits per episode or observation recall list."""
+    overfetch: int
+    budget: int | None
+    """Messages to return after expansion; None: the first k nuclei, each with its window."""
+    expand: tuple[int, int] | None
+    """(before, after) along NEXT around each nucleus; None: no expansion."""
+    decay: float
+    rrf_k: int
+    time_hint: TimeHint
+    now: datetime
+    """The instant the query's time expressions and the facts' validity are resolved against."""
+    session_prior: bool
+    session_depth: int
+    window_split: bool
+    """Window lists weigh 1/size in the fusion (see `search.weights`)."""
+    window_matched_only: bool
+    """Windows credit only the turns the turn lists found."""
+    session_id: str | None
+    time_from: datetime | None
+    time_to: datetime | None
+    normalise_time: bool
+
+    @property
+    def messages(self) -> bool:
+        return self.units in ("messages", "both")
+
+    @property
+    def observations(self) -> bool:
+        return self.units in ("observations", "both")
+
+
+def _indexes(method: Method) -> tuple[str, ...]:
+    if method in ("vector", "fulltext"):
+        return (method,)
+    return ("vector", "fulltext")
+
+
+def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
+    """The plan of ``req`` under the settings ``rs``; ``now`` stands in for a missing
+    ``as_of``."""
+    budget = req.max_messages if req.max_messages is not None else rs.max_messages
+    indexes = _indexes(req.method)
+    windows = rs.window_sizes if req.method == "rrf_windows" else ()
+    lists = (*indexes, *(window_list(s, i) for s in windows for i in rs.window_indexes
+                         if i in indexes))
+    fulltext = lucene_escape(req.query) if "fulltext" in indexes else ""
+    expand = None
+    if req.method in EXPANDING:
+        expand = ((req.expand.before, req.expand.after) if req.expand is not None
+                  else (rs.expand_before, rs.expand_after))
+    single = req.method in ("fulltext", "vector")  # a single-index method is that index alone
+    return Plan(
+        query=req.query, owner=req.owner, method=req.method, units=req.units, lists=lists,
+        unit_lists=tuple(i for i in indexes if i == "vector" or fulltext),
+        embed="vector" in indexes, fulltext=fulltext, k=req.k,
+        # for k nuclei, 3k (at least 20) per list: ranks beyond that barely move the top k
+        candidates=rs.candidates if budget is not None else min(rs.candidates,
+                                                                  max(3 * req.k, 20)),
+        unit_candidates=rs.candidates, overfetch=rs.overfetch, budget=budget, expand=expand,
+        decay=rs.neighbour_decay, rrf_k=rs.rrf_k, time_hint="off" if single else req.time_hint,
+        now=req.as_of or now, session_prior=rs.session_prior and req.method == "rrf_windows",
+        session_depth=rs.session_depth, window_split=rs.window_split,
+        window_matched_only=rs.window_matched_only, session_id=req.session_id,
+        time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
+    )

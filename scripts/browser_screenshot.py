@@ -233,7 +233,7 @@ POST_CONNECT_STATE = f"""(() => {{
   const style = frames.find(f => cmd(f).includes(':style'));
   const play = frames.find(f => cmd(f).includes(':play'));
   return {{
-    style: style ? {{command: cmd(style), text: style.innerText.slice(0, 4000)}} : null,
+    style: style ? {{command: cmd(style), text: style.innerText.slice(0, 40000)}} : null,
     play: play ? {{command: cmd(play), slides: play.querySelectorAll('[data-testid=carousel]')
                    .length ? (play.innerText.match(/\\d+ \\/ (\\d+)/) || [null, null])[1] : null,
                  text: play.innerText.slice(0, 2000)}} : null,

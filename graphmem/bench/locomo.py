@@ -180,6 +180,26 @@ def latency_inprocess(
     return _percentiles(times)
 
 
+def latency_side_by_side(
+    mem: Memory, tenant: str, probes: Sequence[Probe], methods: Sequence[Method],
+    stop: threading.Event | None = None,
+) -> dict[str, dict[str, float]]:
+    """`Memory.search` wall time per method, k=10, no budget, the methods interleaved question by
+    question (a busy machine slows them alike), after a warm-up."""
+    for p in probes[:WARMUP]:
+        for m in methods:
+            mem.search(tenant, SearchRequest(query=p.query, owner=p.owner, method=m))
+    times: dict[str, list[float]] = {m: [] for m in methods}
+    for p in probes:
+        _check(stop)
+        for m in methods:
+            req = SearchRequest(query=p.query, owner=p.owner, method=m)
+            t0 = time.perf_counter()
+            mem.search(tenant, req)
+            times[m].append((time.perf_counter() - t0) * 1000)
+    return {m: _percentiles(t) for m, t in times.items()}
+
+
 def _check(stop: threading.Event | None) -> None:
     if stop is not None and stop.is_set():
         raise RuntimeError("stopped")
@@ -319,6 +339,8 @@ def report(out: dict[str, Any]) -> str:
             ("inprocess", "in-process, calling (main) thread"),
             ("inprocess_worker_thread", "in-process, worker thread"),
             ("http", "HTTP POST /v1/search (uvicorn, loopback)"))),
+        *(f"  {m + ', interleaved with the others':<48}{v['p50']:>7.1f}  {v['p95']:>7.1f}"
+          for m, v in lat.get("by_method", {}).items()),
     ]
     if "episodes" in out:
         ep, tm = out["episodes"], out["temporal"]
@@ -403,6 +425,8 @@ def main(
                 "inprocess_worker_thread": _off_main(
                     stop, latency_inprocess, mem, tenant, probes, stop),
                 "http": latency_http(settings, mem, tenant, probes),
+                "by_method": _off_main(stop, latency_side_by_side, mem, tenant, probes,
+                                       ("rrf_expand", "rrf_windows"), stop),
             })
             out["methods"]["episodes"] = stage("episodes", lambda: _off_main(
                 stop, score_episodes, mem, tenant, probes, rs, BUDGETS))

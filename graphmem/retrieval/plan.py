@@ -20,6 +20,13 @@ def window_list(size: int, index: str) -> str:
     return f"window{size}_{index}"
 
 
+def window_size(list_name: str) -> int | None:
+    """The window size a recall list searches (``window3_vector`` -> 3); None for a turn list."""
+    if not list_name.startswith("window"):
+        return None
+    return int(list_name.removeprefix("window").split("_")[0])
+
+
 @dataclass(frozen=True)
 class Plan:
     """How one search runs. Lists are named by what they search: ``vector`` (sentence units),

@@ -16,7 +16,7 @@ from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResul
 from graphmem.retrieval.context import estimate_tokens, render, render_facts
 from graphmem.retrieval.expansion import Selected, clusters, select
 from graphmem.retrieval.fusion import Fused, Ranked, credit, fuse, session_prior
-from graphmem.retrieval.plan import Plan, resolve
+from graphmem.retrieval.plan import Plan, resolve, window_size
 from graphmem.retrieval.retrievers import (
     Candidate,
     EpisodeRetriever,
@@ -71,8 +71,8 @@ def message_retrievers(store: TenantStore, plan: Plan) -> dict[str, Retriever]:
     windows: dict[int, WindowRetriever] = {}
     out: dict[str, Retriever] = {}
     for name in plan.lists:
-        if name.startswith("window"):
-            size = int(name.removeprefix("window").split("_")[0])
+        size = window_size(name)
+        if size is not None:
             if size not in windows:
                 windows[size] = WindowRetriever(store.sibling(WindowStore), size)
             out[name] = windows[size]
@@ -107,23 +107,23 @@ def ranked(lists: Mapping[str, Sequence[Candidate]],
     messages it covers (`credit`; with ``matched_only``, only to those a message list found); a
     message list is ranked as it is."""
     turns = {n: [(c.id, c.rank) for c in cs] for n, cs in lists.items()
-             if not n.startswith("window")}
+             if window_size(n) is None}
     found = {id_ for pairs in turns.values() for id_, _ in pairs} if matched_only else None
-    return {n: credit([c.covers for c in cs], found) if n.startswith("window") else turns[n]
+    return {n: turns[n] if n in turns else credit([c.covers for c in cs], found)
             for n, cs in lists.items()}
 
 
 def weights(lists: Sequence[str], split: bool) -> dict[str, float]:
     """Fusion weights: with ``split``, a window list weighs 1/size (a window's vote is shared
     by the turns it covers, so a window matters as much as one turn); other lists weigh 1."""
-    return {n: 1 / int(n.removeprefix("window").split("_")[0])
-            for n in lists if split and n.startswith("window")}
+    sizes = {n: window_size(n) for n in lists} if split else {}
+    return {n: 1 / size for n, size in sizes.items() if size is not None}
 
 
 def public_rules(fused: Sequence[Fused]) -> list[Fused]:
     """Lists named as the reply's ``rules``: every window list is ``window``."""
     def rule(name: str) -> str:
-        return "window" if name.startswith("window") else name
+        return name if window_size(name) is None else "window"
 
     return [Fused(f.id, f.score, tuple(dict.fromkeys(rule(r) for r in f.rules)), f.best_rank)
             for f in fused]

@@ -1,8 +1,9 @@
 # graphmem: two commands on a fresh machine (Python 3.11+, Java 17, Maven; no Docker needed)
-#   make run    set everything up, start Neo4j, load the demo memory, serve the API
+#   make run    set everything up, start Neo4j, load the demo memory, serve the API (with a
+#               worker in the API process that forms episodes: `graphmem demo --no-worker` not)
 #   make test   set everything up and run the whole test suite (unit + integration on a real Neo4j)
 #   make run LLM=local   the same demo, formed by a local LLM (llama.cpp + Qwen2.5-Coder-1.5B,
-#               assembled and built into ~/.cache/graphmem/llm the first time) and a worker
+#               assembled and built into ~/.cache/graphmem/llm the first time)
 #   make test-llm        the tests against that local LLM (pytest marker `llm`)
 
 PYTHON ?= python3
@@ -15,19 +16,17 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@command -v java >/dev/null || { echo "Java 17+ is needed (apt-get install openjdk-17-jre-headless)"; exit 1; }
 	@command -v mvn >/dev/null || { echo "Maven is needed (apt-get install maven)"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e ".[server,dev]"
 	@touch $(STAMP)
 
 run: setup
 ifeq ($(LLM),local)
-	eval "$$($(BIN)/graphmem llm start)" && $(BIN)/graphmem neo4j start && \
-	{ $(BIN)/graphmem worker & worker=$$!; trap 'kill $$worker' EXIT INT TERM; \
-	  $(BIN)/graphmem demo; }
+	eval "$$($(BIN)/graphmem llm start)" && $(BIN)/graphmem demo
 else
 	$(BIN)/graphmem demo
 endif

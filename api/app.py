@@ -10,9 +10,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Path, Query
 from fastapi.responses import JSONResponse
 
-from api import browser, facts, jobs, observability, openapi, problems, procedural, usage
-from api.auth import KeyGate, tenant_dependency
-from api.limits import BodyLimit
 from graphmem import __version__
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError, StoreUnavailable
@@ -26,6 +23,23 @@ from graphmem.models import (
     SearchResult,
 )
 from graphmem.service import Memory
+from graphmem.tenant_memory import TenantMemory
+
+from . import (
+    browser,
+    docs,
+    facts,
+    forget,
+    jobs,
+    observability,
+    openapi,
+    problems,
+    procedural,
+    usage,
+)
+from . import context as agent_context
+from .auth import KeyGate, resolve_tenant, tenant_dependency
+from .limits import BodyLimit
 
 
 class _Runtime:
@@ -62,17 +76,26 @@ class _Runtime:
 def create_app(settings: Settings | None = None, memory: Memory | None = None) -> FastAPI:
     settings = settings or Settings()
     runtime = _Runtime(settings, memory)
+    # MCP over streamable HTTP at /mcp: same keys, same Memory, same logs and metrics. Imported
+    # here: the SDK takes a second to import, which importers of this module need not pay.
+    from graphmem.mcp_server import http_endpoint
+
+    mcp, mcp_lifespan = http_endpoint(runtime.ready_memory,
+                                      lambda header: resolve_tenant(settings, header), settings)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         runtime.open()
-        yield
+        async with mcp_lifespan():
+            yield
         runtime.close()
 
     app = FastAPI(title="graphmem", version=__version__, lifespan=lifespan,
-                  description="Long-term memory for AI agents on Neo4j.")
+                  description="Long-term memory for AI agents on Neo4j.",
+                  docs_url=None, redoc_url=None)  # served offline by docs.install
     problems.install(app)
     openapi.install(app, anonymous=settings.allow_anonymous)
+    docs.install(app)
     # Added last is outermost: an unexpected error becomes a 500 problem, then the key is
     # checked (401 before any body is read), then the body is counted (413).
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
@@ -81,50 +104,63 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     observability.install(app, settings, runtime)  # outermost: request id, metrics, /readyz
     Tenant = Annotated[str, Depends(tenant_dependency(settings))]
     Mem = Annotated[Memory, Depends(runtime.ready_memory)]
+
+    def tenant_memory(tenant: Tenant, mem: Mem) -> TenantMemory:
+        return mem.for_tenant(tenant)
+
+    TenantMem = Annotated[TenantMemory, Depends(tenant_memory)]  # the caller's memory
     v1 = APIRouter(prefix="/v1")
     Name = Annotated[str, Path(min_length=1)]  # `{x:path}`: ids may hold "/" (sent as %2F)
 
     @v1.post("/messages", status_code=201, response_model=IngestReport)
-    def post_messages(batch: MessageBatch, tenant: Tenant, mem: Mem) -> IngestReport:
+    def post_messages(batch: MessageBatch, mem: TenantMem) -> IngestReport:
         """Store a batch of messages. 201 means committed in Neo4j; a message id sent twice is
         stored once; a failed batch leaves nothing written."""
-        return mem.ingest(tenant, batch.messages)
+        return mem.messages.ingest(batch.messages)
 
     @v1.get("/messages/{message_id:path}", response_model=Message)
-    def get_message(message_id: Name, tenant: Tenant, mem: Mem) -> Message:
-        return mem.get_message(tenant, message_id)
+    def get_message(message_id: Name, mem: TenantMem) -> Message:
+        """One stored message by id (ids may hold `/`, best sent as `%2F`)."""
+        return mem.messages.get(message_id)
 
     @v1.get("/sessions/{session_id:path}/messages", response_model=list[Message])
     def session_messages(
-        session_id: Name, tenant: Tenant, mem: Mem,
+        session_id: Name, mem: TenantMem,
         owner: Annotated[str | None, Query(min_length=1)] = None,
         skip: Annotated[int, Query(ge=0, le=MAX_SKIP)] = 0,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> list[Message]:
-        return mem.session_messages(tenant, session_id, owner, skip, limit)
+        """A session's messages in event-time order (of one owner if given), paged."""
+        return mem.messages.session(session_id, owner, skip, limit)
 
     @v1.delete("/owners/{owner:path}", response_model=DeleteReport)
-    def delete_owner(owner: Name, tenant: Tenant, mem: Mem) -> DeleteReport:
+    def delete_owner(owner: Name, mem: TenantMem) -> DeleteReport:
         """Forget everything of an owner (this tenant's only); reports what was removed."""
-        return mem.delete_owner(tenant, owner)
+        return mem.messages.forget_owner(owner)
 
     @v1.post("/search", response_model=SearchResult)
-    def search(req: SearchRequest, tenant: Tenant, mem: Mem) -> SearchResult:
-        return mem.search(tenant, req)
+    def search(req: SearchRequest, mem: TenantMem) -> SearchResult:
+        """Hybrid recall over an owner's memory: vector and fulltext lists fused by reciprocal
+        rank, expanded along the conversation; hits in chronological order with a rendered
+        context."""
+        return mem.search(req)
 
     app.include_router(v1)
-    app.include_router(facts.router(Tenant, Mem))
-    app.include_router(jobs.router(Tenant, Mem))
-    app.include_router(usage.router(Tenant, Mem))
-    app.include_router(procedural.router(Tenant, Mem))
+    app.include_router(facts.router(TenantMem))
+    app.include_router(jobs.router(TenantMem))
+    app.include_router(usage.router(TenantMem))
+    app.include_router(procedural.router(TenantMem))
+    app.include_router(forget.router(TenantMem))  # one message, trace or fact
+    app.include_router(agent_context.router(TenantMem))  # POST /v1/context, /v1/answer
     app.include_router(browser.router(settings))
+    app.add_route("/mcp", mcp, include_in_schema=False)
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:
         """No key needed. 200 when Neo4j answers and the schema is in place, else 503."""
         body: dict[str, Any] = {"version": __version__}
         try:
-            runtime.ready_memory().store.ping()
+            runtime.ready_memory().ping()
         except StoreUnavailable as exc:
             return problems.store_unavailable(exc)
         except GraphMemError as exc:  # e.g. a database built for another embedding model

@@ -9,9 +9,10 @@ from typing import Any
 
 from fastapi import Header
 
-from api.problems import problem
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import Unauthorized
+
+from .problems import problem
 
 PROTECTED_PREFIX = "/v1"
 

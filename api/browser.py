@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, PlainTextResponse
 
-from api import problems
 from graphmem import audit
 from graphmem.config import Settings, is_loopback
 from graphmem.cypher import CYPHER_DIR
+
+from . import problems
 
 BROWSER_DIR = CYPHER_DIR / "browser"
 STYLE_FILE = BROWSER_DIR / "style.grass"

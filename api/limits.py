@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.problems import problem
+from .problems import problem
 
 Scope = dict[str, Any]
 

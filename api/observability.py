@@ -30,14 +30,14 @@ from prometheus_client import (
     generate_latest,
 )
 
-from api.auth import resolve_tenant
-from api.problems import problem
 from graphmem import __version__
 from graphmem.config import Settings, is_loopback
 from graphmem.errors import GraphMemError, SchemaMismatch
 from graphmem.metrics import LATENCY_BUCKETS, JobQueueCollector
 from graphmem.service import Memory
-from graphmem.store.jobs import JobStore
+
+from .auth import resolve_tenant
+from .problems import problem
 
 Scope = dict[str, Any]
 HEADER = "X-Request-ID"
@@ -279,15 +279,15 @@ def readiness(runtime: Runtime) -> tuple[dict[str, str], dict[str, str]]:
         return _marked(checks, missing), missing
     checks["embedding_model"] = "ok"
     try:
-        memory.store.ping()
+        memory.ping()
     except GraphMemError as exc:
         log.warning("readyz: neo4j: %s", exc.detail)
         missing["neo4j"] = "Neo4j is unreachable"
         return _marked(checks, missing), missing
     checks["neo4j"] = "ok"
     try:
-        states = memory.store.run("queries/index_states")
-        pending = sorted(i["name"] for i in states if i["state"] != "ONLINE")
+        states = memory.index_states()
+        pending = sorted(name for name, state in states.items() if state != "ONLINE")
         if pending:
             missing["schema"] = f"indexes not ONLINE: {', '.join(pending)}"
         elif not runtime.ready:
@@ -337,7 +337,7 @@ def install(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
     def job_counts() -> dict[str, int]:
         if runtime.memory is None:
             raise RuntimeError("not started")
-        return JobStore(runtime.memory.store).counts_all(JobQueueCollector.STATES, JOB_COUNT_CAP)
+        return runtime.memory.job_counts_all(JobQueueCollector.STATES, JOB_COUNT_CAP)
 
     jobs.register(JobQueueCollector(job_counts, JOB_COUNTS_TTL_S))
 

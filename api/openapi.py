@@ -1,6 +1,7 @@
 """The OpenAPI document, finished in one place: the bearer security scheme on every ``/v1``
-operation and, per operation, every error status the server can send, each an
-``application/problem+json`` body (`Problem`) instead of FastAPI's default validation schema.
+operation; per operation, every error status the server can send, each an
+``application/problem+json`` body (`Problem`) instead of FastAPI's default validation schema;
+and on every request body its example (`api/examples.py`).
 
 `document(schema)` is a pure function over FastAPI's generated schema; `install(app)` makes the
 app serve its result. Which statuses an operation gets follows from what the edge does:
@@ -15,7 +16,8 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from api.problems import PROBLEM
+from .examples import EXAMPLES
+from .problems import PROBLEM
 
 SCHEME = "bearer"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
@@ -111,6 +113,9 @@ def document(schema: dict[str, Any], *, anonymous: bool = False) -> dict[str, An
                     "description": MEANING[status],
                     "content": {PROBLEM: {"schema": PROBLEM_REF}},
                 }
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if body is not None and (method, path) in EXAMPLES:
+                body["example"] = EXAMPLES[method, path]
     if "HTTPValidationError" in schemas and "HTTPValidationError" not in _refs(schema):
         del schemas["HTTPValidationError"]
     if "ValidationError" in schemas and "ValidationError" not in _refs(schema):

@@ -3,12 +3,12 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
-from pydantic import BaseModel
 
+from graphmem.models import UtcDatetime
 from graphmem.procedural.models import (
     CaseDetail,
-    Outcome,
     OutcomeIn,
+    OutcomeReport,
     SkillDetail,
     SkillHistory,
     SkillSearch,
@@ -19,49 +19,47 @@ from graphmem.procedural.models import (
 )
 
 
-class OutcomeReport(BaseModel):
-    id: str
-    outcome: Outcome
-    previous: Outcome | None = None
-
-
-def router(Tenant: Any, Mem: Any) -> APIRouter:
+def router(TenantMem: Any) -> APIRouter:
     r = APIRouter(prefix="/v1")
     Id = Annotated[str, Path(min_length=1)]
+    When = Annotated[UtcDatetime | None, Query(description="ISO 8601 with an offset")]
 
     @r.post("/traces", status_code=201, response_model=TraceReport)
-    def post_traces(body: TraceBatch | TraceIn, tenant: Tenant, mem: Mem) -> TraceReport:
+    def post_traces(body: TraceBatch | TraceIn, mem: TenantMem) -> TraceReport:
         """Store one run (a trace) or a batch ``{"traces": [...]}``. 201 means committed, steps
         included; cases and skills form in the background (``form_trace`` jobs)."""
         traces = body.traces if isinstance(body, TraceBatch) else [body]
-        return mem.procedural.ingest(tenant, traces)  # type: ignore[no-any-return]
+        return mem.traces.ingest(traces)  # type: ignore[no-any-return]
 
     @r.post("/traces/{trace_id:path}/outcome", response_model=OutcomeReport)
-    def post_outcome(trace_id: Id, body: OutcomeIn, tenant: Tenant, mem: Mem) -> OutcomeReport:
+    def post_outcome(trace_id: Id, body: OutcomeIn, mem: TenantMem) -> OutcomeReport:
         """Record how a run ended, later; its cases and the owner's skills form again."""
-        row = mem.procedural.set_outcome(tenant, trace_id, body)
+        row = mem.traces.set_outcome(trace_id, body)
         return OutcomeReport(id=row["id"], outcome=row["outcome"], previous=row["previous"])
 
     @r.post("/skills/search", response_model=SkillSearchResult)
-    def search(req: SkillSearch, tenant: Tenant, mem: Mem) -> SkillSearchResult:
+    def search(req: SkillSearch, mem: TenantMem) -> SkillSearchResult:
         """Hybrid recall (vector + fulltext, fused by RRF) of skills (each with its best
         supporting cases) or cases (each with its skill)."""
-        return mem.procedural.search(tenant, req)  # type: ignore[no-any-return]
+        return mem.skills.search(req)  # type: ignore[no-any-return]
 
     @r.get("/skills/{skill_id}/history", response_model=SkillHistory)
-    def history(skill_id: Id, tenant: Tenant, mem: Mem) -> SkillHistory:
+    def history(skill_id: Id, mem: TenantMem) -> SkillHistory:
         """Every version of the skill, with each SUPERSEDES reason and its sources."""
-        return mem.procedural.history(tenant, skill_id)  # type: ignore[no-any-return]
+        return mem.skills.history(skill_id)  # type: ignore[no-any-return]
 
     @r.get("/skills/{skill_id}", response_model=SkillDetail)
-    def skill(skill_id: Id, tenant: Tenant, mem: Mem,
-              limit: Annotated[int, Query(ge=1, le=500)] = 50) -> SkillDetail:
-        """A skill version with its support: the cases for it and against it."""
-        return mem.procedural.skill(tenant, skill_id, limit)  # type: ignore[no-any-return]
+    def skill(skill_id: Id, mem: TenantMem,
+              limit: Annotated[int, Query(ge=1, le=500)] = 50,
+              as_of: When = None, known_at: When = None) -> SkillDetail:
+        """A skill version with its support: the cases for it and against it. ``as_of`` (valid
+        time) and ``known_at`` (recorded time): the version of its lineage valid then, as
+        recorded then."""
+        return mem.skills.get(skill_id, limit, as_of, known_at)  # type: ignore[no-any-return]
 
     @r.get("/cases/{case_id}", response_model=CaseDetail)
-    def case(case_id: Id, tenant: Tenant, mem: Mem) -> CaseDetail:
+    def case(case_id: Id, mem: TenantMem) -> CaseDetail:
         """A case with its skill, the steps it was derived from, and its trace."""
-        return mem.procedural.case(tenant, case_id)  # type: ignore[no-any-return]
+        return mem.cases.get(case_id)  # type: ignore[no-any-return]
 
     return r

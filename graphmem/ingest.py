@@ -10,13 +10,14 @@ import re
 import uuid
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
 from graphmem import metrics, temporal
 from graphmem.config import Settings
 from graphmem.embeddings import Embedder, token_counts
+from graphmem.entities.extract import message_mentions as mention_rows
 from graphmem.errors import Conflict, InvalidInput, TooLarge
 from graphmem.models import IngestReport, MessageIn
 from graphmem.store import TenantStore
@@ -178,6 +179,8 @@ class Embedded:
     batch: list[MessageIn]
     prepared: Prepared
     units: list[dict[str, Any]]
+    mentions: list[dict[str, Any]] = field(default_factory=list)
+    """The entities the new messages mention (`graphmem.entities.extract.message_mentions`)."""
 
 
 class Ingestor:
@@ -222,12 +225,13 @@ class Ingestor:
         metrics.INGEST_UNITS.inc(len(units))
         for unit, vector in zip(units, vectors, strict=True):
             unit["embedding"] = vector
-        return Embedded(batch, prepared, units)
+        fresh = [r for r in prepared.messages if r["id"] not in known]
+        return Embedded(batch, prepared, units, mention_rows(fresh))
 
     def write(self, store: TenantStore, embedded: Embedded) -> IngestReport:
         written = store.write_messages(
             embedded.prepared.messages, embedded.units, embedded.prepared.sessions,
-            batch=uuid.uuid4().hex, now=datetime.now(UTC),
+            batch=uuid.uuid4().hex, now=datetime.now(UTC), mentions=embedded.mentions,
         )
         created = sum(1 for w in written if w["created"])
         batch = embedded.batch

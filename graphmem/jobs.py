@@ -27,11 +27,10 @@ import json
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import Conflict, NotFound
+from graphmem.models import STATES, Job, JobList, JobState
 from graphmem.store.jobs import FORM_SESSION, JobStore, NewJob, job_key, job_key_parts
 
 if TYPE_CHECKING:
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["FORM_SESSION", "Job", "JobList", "JobQueue", "JobState", "PermanentJobError",
            "backoff_s", "job_key", "job_key_parts"]
 
-JobState = Literal["pending", "running", "done", "failed"]
-STATES: tuple[JobState, ...] = ("pending", "running", "done", "failed")
 MAX_ERROR_CHARS = 4000
 CLAIM_TRIES = 10
 RETRY_SPREAD = 8
@@ -49,44 +46,6 @@ RETRY_SPREAD = 8
 
 class PermanentJobError(Exception):
     """Raised by a handler when retrying cannot help: the job fails at once (re-runnable)."""
-
-
-class Job(BaseModel):
-    tenant: str
-    id: str
-    kind: str
-    key: str
-    state: JobState
-    attempts: int = Field(description="runs started (a rerun resets it)")
-    max_attempts: int
-    generation: int = Field(description="1 for the first job of this kind+key, then 2, ...")
-    payload: dict[str, Any] = Field(default_factory=dict)
-    owner: str | None = Field(default=None, description="whose data it works on, if anyone's")
-    last_error: str | None = None
-    created_at: datetime
-    updated_at: datetime
-    run_after: datetime = Field(description="not claimable before")
-    lease_until: datetime | None = None
-    started_at: datetime | None = Field(default=None, description="when the last run began")
-    done_at: datetime | None = None
-    worker: str | None = Field(default=None, description="who claimed it last")
-    reruns: int = 0
-    result: dict[str, Any] | None = Field(default=None, description="what the last completed "
-                                          "run reported (e.g. formation's counts)")
-    caption: str | None = None
-    claim: str | None = Field(default=None, exclude=True, description="token of the last claim")
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Job:
-        data = {k: v for k, v in row.items()
-                if k not in ("payload_json", "result_json") and v is not None}
-        result = json.loads(row["result_json"]) if row.get("result_json") else None
-        return cls(**data, payload=json.loads(row.get("payload_json") or "{}"), result=result)
-
-
-class JobList(BaseModel):
-    jobs: list[Job]
-    counts: dict[str, int] = Field(description="the tenant's jobs per state (all of them)")
 
 
 def backoff_s(attempts: int, base_s: float, max_s: float) -> float:

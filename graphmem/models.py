@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import UTC, date, datetime, timedelta
-from typing import Annotated, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 Scalar = str | int | float | bool | None
-Rule = Literal["vector", "fulltext", "neighbour", "episode", "time", "window", "session"]
-Method = Literal["fulltext", "vector", "rrf", "rrf_expand", "rrf_windows"]
+Rule = Literal["vector", "fulltext", "neighbour", "episode", "time", "window", "session", "graph"]
+Method = Literal["fulltext", "vector", "rrf", "rrf_expand", "rrf_windows", "iterative", "graph"]
 Units = Literal["messages", "observations", "both", "episodes"]
 
 
@@ -204,6 +205,9 @@ class SearchRequest(_Strict):
         "year'): boost the messages of that time (an extra ranked list in the fusion of rrf and "
         "rrf_expand), keep only "
         "them, or ignore it")
+    trace: bool = Field(
+        default=False, description="Method iterative: return the trace of its rounds (queries, "
+        "candidates, decisions, reservations, timings) in the result's `trace`")
 
 
 class Hit(BaseModel):
@@ -259,6 +263,56 @@ class SearchResult(BaseModel):
         "own rank order")
     context: str
     context_tokens: int
+    trace: SearchTrace | None = Field(
+        default=None, description="Method iterative with trace=true: how the result was found")
+
+
+class TraceCandidate(BaseModel):
+    unit: str
+    id: str
+    rank: int
+    score: float
+    lists: list[str] = Field(description="The recall lists (rules) that found it")
+
+
+class TraceQuery(BaseModel):
+    query: str
+    candidates: list[TraceCandidate] = Field(description="Best first")
+    reserved: str | None = Field(description="The id of the hit this query reserved, if any")
+    ms: float
+
+
+class TraceDecision(BaseModel):
+    unit: str
+    id: str
+    action: Literal["kept", "dropped"]
+    reason: str
+
+
+class TraceRound(BaseModel):
+    round: int
+    queries: list[TraceQuery]
+    decisions: list[TraceDecision]
+    follow_ups: list[str] = Field(description="The queries the next round issues")
+    sufficient: bool
+    note: str = ""
+    progress: bool
+    error: str = Field(default="", description="Why the decider failed (the fallback applied)")
+    recall_ms: float
+    decide_ms: float
+
+
+class SearchTrace(BaseModel):
+    decider: str
+    base: str = Field(description="The method each round's recall runs")
+    rounds: list[TraceRound]
+    stop: str = Field(description="sufficient, no_queries, rounds, no_progress or "
+                      "decider_failed")
+    decider_calls: int
+    recalls: int
+    core: list[str] = Field(description="Kept evidence, in the order it was kept")
+    reserved: list[str] = Field(description="First hits of follow-up queries, in order")
+    ms: float
 
 
 class DeleteReport(BaseModel):
@@ -271,3 +325,220 @@ class DeleteReport(BaseModel):
     jobs: int = 0
     windows: int = 0
     procedural: int = 0
+    entities: int = 0
+
+
+# --- background jobs and audit queries, as the API shows them -----------------------------------
+
+JobState = Literal["pending", "running", "done", "failed"]
+STATES: tuple[JobState, ...] = ("pending", "running", "done", "failed")
+
+
+class Job(BaseModel):
+    tenant: str
+    id: str
+    kind: str
+    key: str
+    state: JobState
+    attempts: int = Field(description="runs started (a rerun resets it)")
+    max_attempts: int
+    generation: int = Field(description="1 for the first job of this kind+key, then 2, ...")
+    payload: dict[str, Any] = Field(default_factory=dict)
+    owner: str | None = Field(default=None, description="whose data it works on, if anyone's")
+    last_error: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    run_after: datetime = Field(description="not claimable before")
+    lease_until: datetime | None = None
+    started_at: datetime | None = Field(default=None, description="when the last run began")
+    done_at: datetime | None = None
+    worker: str | None = Field(default=None, description="who claimed it last")
+    reruns: int = 0
+    result: dict[str, Any] | None = Field(default=None, description="what the last completed "
+                                          "run reported (e.g. formation's counts)")
+    caption: str | None = None
+    claim: str | None = Field(default=None, exclude=True, description="token of the last claim")
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Job:
+        data = {k: v for k, v in row.items()
+                if k not in ("payload_json", "result_json") and v is not None}
+        result = json.loads(row["result_json"]) if row.get("result_json") else None
+        return cls(**data, payload=json.loads(row.get("payload_json") or "{}"), result=result)
+
+
+class JobList(BaseModel):
+    jobs: list[Job]
+    counts: dict[str, int] = Field(description="the tenant's jobs per state (all of them)")
+
+
+class AuditInfo(BaseModel):
+    """A named read-only audit query: what it answers, its parameters and columns."""
+
+    name: str
+    purpose: str
+    params: dict[str, str]
+    columns: str
+    example: str
+
+
+class AuditResult(BaseModel):
+    name: str
+    rows: list[dict[str, Any]]
+
+
+# --- Context and answers for agents (POST /v1/context, POST /v1/answer) ------------------------
+
+ContextUnit = Literal["message", "episode", "fact"]
+
+
+class ContextRequest(_Strict):
+    """What an agent asks for: the memory to put in its prompt for one question."""
+
+    query: str = Field(min_length=1, max_length=4000, description="The question, as asked",
+                       examples=["When did Caroline go to the LGBTQ support group?"])
+    owner: str = Field(min_length=1, max_length=200, pattern=NAME, examples=["conv-26"])
+    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=NAME,
+                                   description="Only messages of this session")
+    as_of: UtcDatetime | None = Field(
+        default=None, description="The question's date (default: now): facts valid then, and "
+        "the instant the question's own time expressions ('last year') are resolved against",
+        examples=["2023-06-01T12:00:00Z"])
+    max_tokens: int = Field(
+        default=2000, ge=1, le=32_000, description="Budget of the rendered context, in the "
+        "tokens `context_tokens` counts (words and punctuation marks)")
+    k: int = Field(default=10, ge=1, le=50, description="Best hits per unit before packing "
+                   "(messages are expanded around each hit)")
+    units: list[ContextUnit] = Field(
+        default=["message", "episode", "fact"], min_length=1, max_length=3,
+        description="Which units may enter the context")
+    method: Method | None = Field(
+        default=None, description="Search method for the messages; default: the preset's")
+    preset: str | None = Field(default=None, description="Named retrieval preset")
+    trace: bool = Field(default=False, description="Return how the context was built: the "
+                        "search rounds and the packing")
+
+
+class ContextItem(BaseModel):
+    """One unit of the packed context, as it appears there (its line starts with ``[evidence]``)."""
+
+    evidence: str = Field(description="Its short id in `context` (e1, e2, ...); answers cite it",
+                          examples=["e3"])
+    unit: ContextUnit
+    id: str = Field(examples=["conv-26/D1:3"])
+    text: str = Field(description="A message's text; an episode's title and narrative; a fact's "
+                      "content")
+    at: datetime = Field(description="A message's time, an episode's occurred_at, a fact's "
+                         "valid_from")
+    sources: list[str] = Field(description="What it rests on: a message itself; an episode's "
+                               "messages; a fact's supporting messages, episodes or facts")
+    core: bool = Field(description="Found by the search itself (a hit); false: context added "
+                       "around a hit (a neighbouring turn)")
+    score: float
+    rules: list[Rule]
+    tokens: int = Field(description="Tokens of its line(s) in `context`")
+    speaker: str | None = None
+    session_id: str | None = None
+    title: str | None = Field(default=None, description="Episodes")
+    subject: str | None = Field(default=None, description="Facts")
+    type: str | None = Field(default=None, description="Facts")
+    valid_from: datetime | None = Field(default=None, description="Facts")
+    valid_to: datetime | None = Field(default=None, description="Facts")
+
+
+class ItemRef(BaseModel):
+    unit: ContextUnit
+    id: str
+
+
+class ContextTrace(BaseModel):
+    """How a context was built."""
+
+    searches: list[dict[str, object]] = Field(
+        description="Each search run: its units, method and what it returned")
+    rounds: list[dict[str, object]] = Field(
+        default_factory=list, description="The search's own per-round trace (iterative methods)")
+    candidates: int = Field(description="Units offered to packing")
+    duplicates: int = Field(description="Units offered twice (same unit and id), kept once")
+    kept: int
+    over_budget: list[ItemRef] = Field(description="Units left out to stay within max_tokens")
+
+
+class ContextResult(BaseModel):
+    """The packed context: `context` goes into a prompt; `items` say where each line came from."""
+
+    query: str
+    owner: str
+    as_of: datetime = Field(description="The instant facts were taken valid at")
+    method: Method
+    context: str = Field(
+        description="Facts valid at as_of, then episodes, then messages (chronological, one "
+        "block per run of a session); every line starts with its evidence id",
+        examples=["## facts valid at 2023-06-01\n[e1] Caroline · event: Caroline attended an "
+                  "LGBTQ support group (valid from 2023-05-07)\n\n## session conv-26/session_1 · "
+                  "2023-05-08 13:56 UTC\n[e2] 2023-05-08 13:56 Caroline: I went to a LGBTQ "
+                  "support group yesterday [2023-05-07] and it was so powerful."])
+    context_tokens: int
+    max_tokens: int
+    items: list[ContextItem] = Field(description="In the order of `context`")
+    trace: ContextTrace | None = None
+
+
+class AnswerRequest(ContextRequest):
+    """A question for the reader: the same fields as `ContextRequest` (``query`` is the
+    question); the reader answers from that context only."""
+
+
+class Citation(BaseModel):
+    evidence: str = Field(examples=["e2"])
+    unit: ContextUnit
+    id: str = Field(examples=["conv-26/D1:3"])
+    sources: list[str]
+
+
+class AnswerResult(BaseModel):
+    """The reader's answer with the context items it cites (every citation is an item of
+    `context`; ids the reader made up are dropped and counted in `invented_citations`)."""
+
+    query: str
+    answer: str = Field(description="Short; empty or an explanation when `insufficient`",
+                        examples=["7 May 2023"])
+    insufficient: bool = Field(description="The context does not hold the answer")
+    citations: list[Citation]
+    sources: list[str] = Field(
+        description="What the cited items rest on, once each: a cited message itself, an "
+        "episode's messages, a fact's sources (messages, sometimes episodes or facts)",
+        examples=[["conv-26/D1:3"]])
+    invented_citations: list[str] = Field(
+        description="Evidence ids the reader cited that are not in the context (dropped)")
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    context: ContextResult
+
+
+# --- forgetting one thing (DELETE /v1/messages/{id}, /v1/traces/{id}, /v1/facts/{id}) ---------
+
+ForgetKind = Literal["message", "trace", "fact"]
+
+
+class ForgetReport(BaseModel):
+    """What one forgetting removed, and what it set in motion."""
+
+    kind: ForgetKind
+    id: str
+    already_forgotten: bool = False
+    """True when this id had been forgotten before and is not stored now: nothing was done."""
+    forgotten_at: datetime
+    """When it was forgotten (before, for ``already_forgotten``)."""
+    removed: dict[str, int] = Field(default_factory=dict)
+    """Nodes removed, by kind (messages, sentences, windows, episodes, sessions, facts,
+    traces, steps, cases, skills, clusters)."""
+    facts: list[str] = Field(default_factory=list)
+    """Ids of the facts removed (the forgotten fact, and those resting only on what went)."""
+    episodes: list[str] = Field(default_factory=list)
+    """Ids of the episodes removed (their other messages are formed again)."""
+    supersessions: int = 0
+    """SUPERSEDES edges removed with the facts (the facts on their other end stay as they are)."""
+    reformation_jobs: list[str] = Field(default_factory=list)
+    """Jobs enqueued (with the deletion) that form the remaining memory again."""

@@ -5,33 +5,48 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 from graphmem import metrics
+from graphmem.answer import Reader, ReaderNotConfigured
 from graphmem.config import Settings
-from graphmem.embeddings import Embedder, embedder_for
+from graphmem.embeddings import Embedder, LazyEmbedder, embedder_for
 from graphmem.errors import NotFound
 from graphmem.facts.service import Facts
+from graphmem.forget import ForgetReport, forget
 from graphmem.formation.run import Former
 from graphmem.ingest import Ingestor
 from graphmem.jobs import JobQueue
-from graphmem.llm.usage import UsageDay, UsageReport
+from graphmem.llm.client import LLMClient
+from graphmem.llm.usage import UsageDay, UsageReport, tenant_scope, tenant_sink
 from graphmem.models import (
+    AnswerRequest,
+    AnswerResult,
+    ContextRequest,
+    ContextResult,
     DeleteReport,
     IngestReport,
     Message,
     MessageIn,
+    Method,
     SearchRequest,
     SearchResult,
 )
 from graphmem.procedural.service import Procedural
-from graphmem.retrieval import RetrievalSettings, preset
+from graphmem.retrieval import RetrievalSettings, packing, preset
+from graphmem.retrieval.deciders import LLMDecider, OfflineDecider
+from graphmem.retrieval.iterative import Decider
 from graphmem.retrieval.search import search
 from graphmem.store import Store
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
+from graphmem.store.jobs import JobStore
 from graphmem.store.usage import UsageStore
+from graphmem.tenant_memory import TenantMemory
+
+DEFAULT_METHOD: Method = "rrf_expand"
+"""The search method of a context when neither the request nor the preset names one."""
 
 
 class Memory:
@@ -48,13 +63,18 @@ class Memory:
         self.embedder = embedder
         self._ingestor = Ingestor(settings, embedder)
         self.facts = Facts(settings, store, embedder)
-        self.procedural = Procedural(settings, store, embedder)
+        self.procedural = Procedural.for_settings(settings, store, embedder)
         self.former = Former.for_settings(settings, store, embedder, self.facts)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
+        self._decide_llm: LLMClient | None = None
+        self.reader = Reader.for_settings(settings, store)
 
     @classmethod
-    def open(cls, settings: Settings, *, apply_schema: bool = True) -> Memory:
-        embedder = embedder_for(settings)
+    def open(cls, settings: Settings, *, apply_schema: bool = True,
+             lazy_model: bool = False) -> Memory:
+        """``lazy_model``: load the embedding model on first use (for callers that may never
+        embed: forgetting, audit queries)."""
+        embedder: Embedder = LazyEmbedder(settings) if lazy_model else embedder_for(settings)
         store = Store(settings)
         if apply_schema:
             try:
@@ -66,7 +86,15 @@ class Memory:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+        if self.reader is not None:
+            self.reader.close()
+        if self._decide_llm is not None:
+            self._decide_llm.close()
         self.store.close()
+
+    def for_tenant(self, name: str) -> TenantMemory:
+        """One tenant's memory: the way in for the API, the MCP server, the CLI and the bench."""
+        return TenantMemory(self, name)
 
     @property
     def jobs(self) -> JobQueue:
@@ -75,6 +103,19 @@ class Memory:
 
     def ensure_schema(self) -> None:
         self.store.apply_schema(self.embedder.name, self.embedder.dimensions)
+
+    # --- operations (every tenant; health, readiness, metrics) ---------------------------------
+    def ping(self) -> None:
+        """StoreUnavailable unless Neo4j answers."""
+        self.store.ping()
+
+    def index_states(self) -> dict[str, str]:
+        """Each index's name and state (``ONLINE`` when usable)."""
+        return {r["name"]: r["state"] for r in self.store.run("queries/index_states")}
+
+    def job_counts_all(self, states: Iterable[str], cap: int) -> dict[str, int]:
+        """Jobs per state over every tenant, each capped at ``cap``."""
+        return JobStore(self.store).counts_all(states, cap)
 
     # --- messages -----------------------------------------------------------------------------
     @metrics.observe_ingest
@@ -105,6 +146,22 @@ class Memory:
         removed = self.store.tenant(tenant).delete_owner(owner)
         return DeleteReport(owner=owner, **removed)
 
+    # --- forgetting one thing (see graphmem.forget for what goes with it) ----------------------
+    def forget_message(self, tenant: str, id_: str) -> ForgetReport:
+        """Forget one message, its units, windows and episode (re-formed from the rest) and the
+        facts resting only on it; one transaction, audited. NotFound for an unknown id."""
+        return forget(self.store, tenant, "message", id_)
+
+    def forget_trace(self, tenant: str, id_: str) -> ForgetReport:
+        """Forget one trace, its steps and cases, and the skill versions resting only on them
+        (the owner's skills are re-formed from the other cases)."""
+        return forget(self.store, tenant, "trace", id_)
+
+    def forget_fact(self, tenant: str, id_: str) -> ForgetReport:
+        """Forget one fact and the facts resting only on it; the facts it superseded stay
+        closed."""
+        return forget(self.store, tenant, "fact", id_)
+
     def llm_usage(self, tenant: str, since: date | None = None,
                   until: date | None = None) -> UsageReport:
         """The tenant's LLM calls per UTC day, operation and model, and totals per operation."""
@@ -120,8 +177,38 @@ class Memory:
         self, tenant: str, req: SearchRequest, rs: RetrievalSettings | None = None
     ) -> SearchResult:
         rs = rs or self.retrieval_settings(req.preset)
-        return search(self.store.tenant(tenant), FactStore(self.store, tenant),
-                      EpisodeStore(self.store, tenant), self.embedder, req, rs, self._pool)
+        decider = self._decider(rs) if req.method == "iterative" else None
+        with tenant_scope(tenant):  # the decider's LLM calls are the tenant's
+            return search(self.store.tenant(tenant), FactStore(self.store, tenant),
+                          EpisodeStore(self.store, tenant), self.embedder, req, rs, self._pool,
+                          decider)
+
+    def _decider(self, rs: RetrievalSettings) -> Decider:
+        """The decider of method iterative (`Settings.iterative_decider`); one LLM client."""
+        llm = self.settings.llm()
+        if self.settings.iterative_decider == "offline" or (
+                self.settings.iterative_decider == "auto" and not llm.enabled):
+            return OfflineDecider()
+        if self._decide_llm is None:
+            self._decide_llm = LLMClient(llm, sink=tenant_sink(UsageStore(self.store).record))
+        return LLMDecider(self._decide_llm, rs.iterative_shown)
+
+    # --- for agents: the context to put in a prompt, and answers from it ------------------------
+    def context(self, tenant: str, req: ContextRequest) -> ContextResult:
+        """Messages, episodes and facts valid at ``req.as_of``, each with its sources, packed
+        within ``req.max_tokens`` (`graphmem.retrieval.packing`)."""
+        rs = self.retrieval_settings(req.preset)
+        method = req.method or getattr(rs, "method", None) or DEFAULT_METHOD
+        return packing.build(lambda r: self.search(tenant, r, rs), req, method,
+                             datetime.now(UTC))
+
+    def answer(self, tenant: str, req: AnswerRequest) -> AnswerResult:
+        """The reader's answer to ``req.query`` from its packed context, citing its items.
+        `ReaderNotConfigured` (501) without an LLM; `LLMFailure` (502) when the model gave no
+        usable reply."""
+        if self.reader is None:
+            raise ReaderNotConfigured()
+        return self.reader.answer(tenant, self.context(tenant, req))
 
 
 def _message(row: dict[str, Any]) -> Message:

@@ -154,10 +154,12 @@ class Worker:
                      self.worker_id, removed, keep)
         return removed
 
-    def run_forever(self, stop: threading.Event, drain: bool = False) -> int:
+    def run_forever(self, stop: threading.Event, drain: bool = False,
+                    on_job: Callable[[], None] | None = None) -> int:
         """Work until ``stop`` is set (or, with ``drain``, until nothing is claimable); returns
-        how many jobs were run. Errors of the queue itself (Neo4j away) are logged and waited
-        out; a job whose outcome could not be recorded is claimed again once its lease expires."""
+        how many jobs were run, calling ``on_job()`` after each (progress). Errors of the queue
+        itself (Neo4j away) are logged and waited out; a job whose outcome could not be recorded
+        is claimed again once its lease expires."""
         ran = 0
         while not stop.is_set():
             try:
@@ -169,6 +171,8 @@ class Worker:
                 log.exception("worker %s: unexpected error", self.worker_id)
                 worked = False
             ran += worked
+            if worked and on_job is not None:
+                on_job()
             if not worked:
                 self.prune_done()
                 if drain:
@@ -181,9 +185,11 @@ def run_workers(
     memory: Memory, handlers: Mapping[str, Handler] | None = None, concurrency: int = 1,
     stop: threading.Event | None = None, drain: bool = False, lease_s: float | None = None,
     poll_s: float | None = None, tenant: str | None = None,
+    on_job: Callable[[], None] | None = None,
 ) -> int:
     """Run ``concurrency`` workers as threads until ``stop`` is set (or, with ``drain``, until
-    no job is claimable); running jobs finish first. Returns the number of jobs run."""
+    no job is claimable); running jobs finish first. Returns the number of jobs run;
+    ``on_job()`` is called (from the worker's thread) after each."""
     stop = stop or threading.Event()
     prefix = default_worker_id()
     workers = [Worker(memory, handlers, f"{prefix}/{i}", lease_s, poll_s, tenant,
@@ -191,7 +197,7 @@ def run_workers(
     counts = [0] * concurrency
 
     def loop(i: int) -> None:
-        counts[i] = workers[i].run_forever(stop, drain)
+        counts[i] = workers[i].run_forever(stop, drain, on_job)
 
     threads = [threading.Thread(target=loop, args=(i,), name=f"graphmem-worker-{i}")
                for i in range(concurrency)]
@@ -206,3 +212,40 @@ def run_workers(
         for t in threads:
             t.join()
     return sum(counts)
+
+
+class BackgroundWorkers:
+    """`run_workers` in a background thread of this process: how the API process runs formation
+    itself (``graphmem serve --worker``, ``graphmem demo``). ``start()`` once; ``stop()`` on
+    shutdown sets the stop event and waits for running jobs to finish."""
+
+    def __init__(self, memory: Memory, concurrency: int = 1, tenant: str | None = None,
+                 handlers: Mapping[str, Handler] | None = None) -> None:
+        self._memory, self._concurrency, self._tenant = memory, concurrency, tenant
+        self._handlers = handlers
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.ran = 0
+        """Jobs run so far (final once stopped)."""
+
+    def _loop(self) -> None:
+        self.ran = run_workers(self._memory, self._handlers, self._concurrency, self._stop,
+                               tenant=self._tenant)
+
+    def start(self) -> BackgroundWorkers:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="graphmem-workers",
+                                            daemon=True)
+            self._thread.start()
+            log.info("in-process worker started (%d thread(s), tenant %s)", self._concurrency,
+                     self._tenant or "all")
+        return self
+
+    def stop(self, timeout: float | None = None) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()

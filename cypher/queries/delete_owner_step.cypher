@@ -1,10 +1,11 @@
 // Purpose: forget an owner, one bounded step at a time (callers repeat until nothing is left).
 //   Deletes up to $limit nodes of each kind owned by $owner in $tenant, with their relationships:
 //   sentences, messages, sessions, facts (and their chain keys), episodes (and formation locks),
-//   formation jobs, turn windows, procedural memory (traces, steps, cases, clusters, skills).
+//   formation jobs, turn windows, procedural memory (traces, steps, cases, clusters, skills),
+//   entities (with their MENTIONS edges).
 // Parameters: $tenant, $owner, $limit
 // Columns: sentences, messages, sessions, facts, episodes, jobs, windows, procedural,
-//   bookkeeping (how many of each this step deleted)
+//   entities, bookkeeping (how many of each this step deleted)
 CALL () {
   MATCH (s:Sentence {tenant: $tenant, owner: $owner})
   WITH s LIMIT $limit
@@ -54,9 +55,16 @@ CALL () {
   RETURN count(*) AS procedural
 }
 CALL () {
+  MATCH (n:Entity {tenant: $tenant, owner: $owner})
+  WITH n LIMIT $limit
+  DETACH DELETE n
+  RETURN count(*) AS entities
+}
+CALL () {
   MATCH (k:FactKey|FormationLock {tenant: $tenant, owner: $owner})
   WITH k LIMIT $limit
   DETACH DELETE k
   RETURN count(*) AS bookkeeping
 }
-RETURN sentences, messages, sessions, facts, episodes, jobs, windows, procedural, bookkeeping
+RETURN sentences, messages, sessions, facts, episodes, jobs, windows, procedural, entities,
+       bookkeeping

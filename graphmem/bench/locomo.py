@@ -1,5 +1,5 @@
-"""LoCoMo evidence-recall benchmark: fulltext / vector / rrf / rrf_expand / rrf_windows side by
-side, and the ablation of rrf_windows' lists (`graphmem.bench.ablation`).
+"""LoCoMo evidence-recall benchmark: fulltext / vector / rrf / rrf_expand / rrf_windows / graph
+side by side, and the ablation of rrf_windows' lists (`graphmem.bench.ablation`).
 
 Every conversation of the file is ingested as one owner of a throwaway tenant; every question of
 categories 1-4 with valid gold evidence is searched once per (method, message budget) and scored
@@ -39,10 +39,11 @@ from graphmem.bench.units import KINDS, Probe, evidence_recall, unit_study
 from graphmem.config import Settings, hash_api_key
 from graphmem.datasets import locomo
 from graphmem.models import Method, SearchRequest
+from graphmem.progress import track
 from graphmem.retrieval import RetrievalSettings
 from graphmem.service import Memory
 
-METHODS: tuple[Method, ...] = ("fulltext", "vector", "rrf", "rrf_expand")
+METHODS: tuple[Method, ...] = ("fulltext", "vector", "rrf", "rrf_expand", "graph", "iterative")
 FORMED_METHODS: tuple[Method, ...] = ("rrf_windows",)
 """Methods scored after formation (they search the turn windows formation builds)."""
 BUDGETS = (5, 10, 20, 50)
@@ -90,7 +91,7 @@ def ingest_all(
     """Ingest every conversation in batches of `BATCH`; ``owners`` collects what was written."""
     total = 0
     start = time.perf_counter()
-    for c in convs:
+    for c in track(convs, "ingesting conversations"):
         if not c.messages:
             continue
         owners.append(c.messages[0].owner)
@@ -128,12 +129,19 @@ def score(
     mean context tokens."""
     recall = {m: {b: [0.0] * len(probes) for b in BUDGETS} for m in methods}
     tokens = {m: {b: 0 for b in BUDGETS} for m in methods}
-    for n, p in enumerate(probes):
+    times: dict[str, list[float]] = {m: [] for m in methods}
+    rounds: dict[str, list[int]] = {m: [] for m in methods}
+    for n, p in enumerate(track(probes, f"questions ({', '.join(methods)})")):
         _check(stop)
         for m in methods:
             for b in BUDGETS:
-                req = SearchRequest(query=p.query, owner=p.owner, method=m, max_messages=b)
+                req = SearchRequest(query=p.query, owner=p.owner, method=m, max_messages=b,
+                                    trace=m == "iterative")
+                t0 = time.perf_counter()
                 res = mem.search(tenant, req, rs)
+                times[m].append((time.perf_counter() - t0) * 1000)
+                if res.trace is not None:
+                    rounds[m].append(len(res.trace.rounds))
                 recall[m][b][n] = evidence_recall(p.gold, [h.id for h in res.hits])
                 tokens[m][b] += res.context_tokens
         if (n + 1) % 100 == 0:
@@ -149,7 +157,10 @@ def score(
             "recall": {str(b): _mean(recall[m][b]) for b in BUDGETS},
             "recall_by_category": by_cat,
             "context_tokens": {str(b): tokens[m][b] / count for b in BUDGETS},
+            "latency_ms": _percentiles(times[m]),
         }
+        if rounds[m]:
+            out[m]["mean_rounds"] = _mean(rounds[m])
     return out
 
 
@@ -270,7 +281,7 @@ def latency_http(
     import httpx
     import uvicorn
 
-    from api.app import create_app
+    from graphmem.api.app import create_app
 
     key = "gm_bench_" + secrets.token_urlsafe(16)
     app = create_app(settings.model_copy(update={"api_keys": {hash_api_key(key): tenant}}), mem)
@@ -426,7 +437,8 @@ def main(
                     stop, latency_inprocess, mem, tenant, probes, stop),
                 "http": latency_http(settings, mem, tenant, probes),
                 "by_method": _off_main(stop, latency_side_by_side, mem, tenant, probes,
-                                       ("rrf_expand", "rrf_windows"), stop),
+                                       ("rrf_expand", "rrf_windows", "graph", "iterative"),
+                                       stop),
             })
             out["methods"]["episodes"] = stage("episodes", lambda: _off_main(
                 stop, score_episodes, mem, tenant, probes, rs, BUDGETS))

@@ -111,14 +111,18 @@ def form(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]]) -
 def clustering(mem: Memory, tenant: str, owner: str,
                runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     by_trace = {run_id(owner, r): r for r in runs}
-    cases = ProceduralStore(mem.store, tenant).owner_cases(owner, 100_000)
+    store = ProceduralStore(mem.store, tenant)
+    cases = store.owner_cases(owner, 100_000)
+    skill_of = {r["c"]["id"]: r["skill"] for r in store.get_cases([c["id"] for c in cases])}
     task = [str(by_trace[c["trace_id"]]["task_id"]) for c in cases]
     kind = [",".join(sorted(gold_writes(by_trace[c["trace_id"]]))) for c in cases]
     found = [c["cluster"] or c["id"] for c in cases]
+    skills = [skill_of.get(c["id"]) or c["id"] for c in cases]
     return {"cases": len(cases), "clusters": len(set(found)), "tasks": len(set(task)),
             "kinds": len(set(kind)),
             "ari": {"task": adjusted_rand_index(task, found),
-                    "kind": adjusted_rand_index(kind, found)}}
+                    "kind": adjusted_rand_index(kind, found),
+                    "kind_skills": adjusted_rand_index(kind, skills)}}
 
 
 def retrieval(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -159,6 +163,7 @@ def run(settings: Settings, data: Path, json_out: Path | None) -> dict[str, Any]
     runs = load(data)
     base = Memory.open(settings)
     mem = Memory(settings, base.store, CachedEmbedder(base.embedder))
+    mem.procedural.llm = None  # formation without an LLM, whatever is configured
     tenant, owner = f"bench-tau-{secrets.token_hex(4)}", "tau"
     try:
         _log(f"{len(runs)} runs; warm-up (compiles Neo4j's query plans), then ingesting")

@@ -1,5 +1,6 @@
-"""JSON lines of messages (one `MessageIn` object per line), read in batches with line numbers in
-every error."""
+"""JSON lines of messages (one `MessageIn` object per line): checked in one streaming pass
+(`check`: the first bad line's number and why), read in batches with line numbers in every
+error."""
 
 from __future__ import annotations
 
@@ -13,6 +14,48 @@ from graphmem.errors import InvalidInput
 from graphmem.models import MessageIn
 
 
+class BadLine(ValueError):
+    """Line ``line`` (from 1) of a file is not a message: ``reason``."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+def parse(line: str) -> MessageIn:
+    """One line as a message; ValueError naming what is wrong (the field, or the JSON error)."""
+    try:
+        return MessageIn.model_validate(json.loads(line))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{where}: {first['msg']}" if where else first["msg"]) from None
+
+
+def check(path: str | Path) -> int:
+    """Validate every line without keeping any (a file of any size): BadLine at the first bad
+    one (not UTF-8, not JSON, not a message); else how many messages the file holds."""
+    count = 0
+    with Path(path).open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise BadLine(number, f"not UTF-8 text (byte {exc.start + 1} of the line)"
+                              ) from None
+            if not line.strip():
+                continue
+            try:
+                parse(line)
+            except ValueError as exc:
+                raise BadLine(number, str(exc)) from None
+            count += 1
+    return count
+
+
 def read(path: str | Path, batch_size: int = 200) -> Iterator[list[MessageIn]]:
     batch: list[MessageIn] = []
     with Path(path).open(encoding="utf-8") as fh:
@@ -20,13 +63,9 @@ def read(path: str | Path, batch_size: int = 200) -> Iterator[list[MessageIn]]:
             if not line.strip():
                 continue
             try:
-                batch.append(MessageIn.model_validate(json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"line {number}", f"malformed JSON: {exc.msg}") from None
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise InvalidInput(f"line {number}: {where}", first["msg"]) from None
+                batch.append(parse(line))
+            except ValueError as exc:
+                raise InvalidInput(f"line {number}", str(exc)) from None
             if len(batch) >= batch_size:
                 yield batch
                 batch = []

@@ -52,6 +52,9 @@ class FormationReport:
     """Turn windows created (new, or rebuilt around a late message)."""
     extraction: list[dict[str, Any]] = field(default_factory=list)
     """LLM path: one `ExtractionReport.summary` per episode extracted, with its ``episode``."""
+    skipped: list[str] = field(default_factory=list)
+    """Episodes not written: one of their messages was forgotten meanwhile (the forgetting
+    enqueued this session's formation again)."""
 
 
 def _compared(rows: list[dict[str, Any]]) -> list[str]:
@@ -132,12 +135,13 @@ class Former:
         writes = [{"id": id_, "message_ids": d.turn_ids,
                    "props": _props(owner, session_id, d, text, vector)}
                   for (id_, d), text, vector in zip(plans, texts, vectors, strict=True)]
-        episodes.write(owner, session_id, writes, datetime.now(UTC))
+        skipped = episodes.write(owner, session_id, writes, datetime.now(UTC))
         done = self._extract(episodes, tenant, owner, session_id)
-        extended = sum(1 for id_, _ in plans if id_ in owner_of.values())
-        fresh = sum(1 for t in turns if owner_of[t.id] is None)
-        return FormationReport(owner, session_id, len(plans) - extended, extended, fresh,
-                               extraction=done)
+        written = [(id_, d) for id_, d in plans if id_ not in skipped]
+        extended = sum(1 for id_, _ in written if id_ in owner_of.values())
+        fresh = sum(1 for _, d in written for t in d.turn_ids if owner_of[t] is None)
+        return FormationReport(owner, session_id, len(written) - extended, extended, fresh,
+                               extraction=done, skipped=skipped)
 
     def _extract(self, episodes: EpisodeStore, tenant: str, owner: str,
                  session_id: str) -> list[dict[str, Any]]:

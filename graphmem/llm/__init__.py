@@ -8,17 +8,27 @@ graphmem works without an LLM. Check `LLMSettings.enabled` before building an `L
             facts = llm.complete_structured("extract_facts", messages, Facts)
 """
 
-from graphmem.llm.client import (
-    JsonMode,
-    LLMClient,
-    LLMError,
-    LLMFailure,
-    LLMSettings,
-    LLMUnavailable,
-    MalformedReply,
-    parse_reply,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from graphmem.llm.usage import Usage, UsageLedger, UsageSink, UsageTotal
+
+if TYPE_CHECKING:  # the client (and so `openai`) loads on first use, see __getattr__
+    from graphmem.llm.client import (
+        JsonMode,
+        LLMClient,
+        LLMError,
+        LLMFailure,
+        LLMSettings,
+        LLMUnavailable,
+        MalformedReply,
+        parse_reply,
+    )
+
+_CLIENT = {"JsonMode", "LLMClient", "LLMError", "LLMFailure", "LLMSettings", "LLMUnavailable",
+           "MalformedReply", "parse_reply"}
 
 __all__ = [
     "JsonMode",
@@ -34,3 +44,11 @@ __all__ = [
     "UsageTotal",
     "parse_reply",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The client's names load `graphmem.llm.client` (and `openai`) only when first used, so the
+    usage models (`graphmem.wire`) import without it."""
+    if name not in _CLIENT:
+        raise AttributeError(f"module 'graphmem.llm' has no attribute {name!r}")
+    return getattr(import_module("graphmem.llm.client"), name)

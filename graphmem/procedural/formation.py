@@ -2,32 +2,42 @@
 
 * ``form_trace`` (one per stored trace, and again after its outcome changed): boundaries, cases,
   their quality and intent embeddings; then enqueues ``form_skills`` for the owner.
-* ``form_skills`` (one per owner, coalesced while pending): clusters the owner's cases and forms,
-  revises (a new version that SUPERSEDES the old) or updates (support only) one skill per cluster
-  with enough successful cases; flags skills whose recent executions fail.
+* ``form_skills`` (one per owner, coalesced while pending), on two levels: clusters of the
+  owner's cases (one request about one thing: intent, actions, identifiers named), and one skill
+  per method (the successful cases that changed the same things, across clusters: what
+  generalises to a new request). It forms, revises (a new version that SUPERSEDES the old) or
+  updates (support only) each skill; flags skills whose recent executions fail.
 
-No LLM is used (an LLM path for names, descriptions and pitfalls may come later).
+Without an LLM every step is heuristic or extractive. With one (`graphmem.procedural.llm`), the
+LLM finds boundaries, writes each case's summary and lessons, and writes (or revises) each
+skill from its cases and its current version; a failed or invalid reply falls back to the
+no-LLM path for that item, and the job's result says so.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from graphmem.embeddings import Embedder
+from graphmem.llm.client import LLMClient
+from graphmem.procedural import llm as pllm
 from graphmem.procedural import skills as sk
 from graphmem.procedural.boundaries import CONTINUATION, REQUEST, boundaries, stretches
 from graphmem.procedural.cases import draft
 from graphmem.procedural.clustering import Point, cluster, cluster_id
-from graphmem.procedural.models import Action, FormReport, Outcome, Step
+from graphmem.procedural.models import Action, FormReport, Outcome, SkillStep, Step
 from graphmem.store.procedural import ProceduralStore, SkillWrite
 
 MAX_CLUSTER_CASES = 2000
 """The newest cases of an owner that skill formation clusters (the work stays bounded)."""
 EMBED_CHARS = 2000
+MAX_FALLBACKS_SHOWN = 20
 
 
 def step_of(row: dict[str, Any]) -> Step:
@@ -54,12 +64,15 @@ def _mean(vectors: Sequence[Sequence[float]]) -> list[float]:
 
 
 def form_trace(store: ProceduralStore, embedder: Embedder, trace_id: str,
-               jobs: bool = True) -> int:
+               jobs: bool = True, client: LLMClient | None = None) -> dict[str, Any]:
     """Form the cases of one trace (idempotent: the same trace gives the same cases). Returns
-    how many; 0 for an unknown (e.g. forgotten) trace."""
+    ``{"cases": n, "llm": ...}``; 0 cases for an unknown (e.g. forgotten) trace. With ``client``
+    the LLM finds the boundaries and writes each case's summary and lessons; what it could not do
+    falls back to the no-LLM path, and why is in ``llm.fallbacks``."""
     found = store.trace(trace_id)
+    llm = LLMUse(client is not None)
     if found is None:
-        return 0
+        return {"cases": 0, "llm": llm.report()}
     trace, steps = found["trace"], [step_of(r) for r in found["steps"]]
     vectors = None
     if compared := _compared(steps):
@@ -69,13 +82,21 @@ def form_trace(store: ProceduralStore, embedder: Embedder, trace_id: str,
     conditions = json.loads(trace.get("conditions_json") or "{}")
     if trace.get("agent"):
         conditions.setdefault("agent", trace["agent"])
+    starts = llm.run("boundaries", partial(pllm.boundaries, steps=steps), client)
+    if starts is None:
+        starts = boundaries(steps, vectors)
+    parts = stretches(steps, starts)
     drafts = [draft(trace_id, trace.get("task"), part, outcome, trace["started_at"])
-              for part in stretches(steps, boundaries(steps, vectors))]
+              for part in parts]
     intents = embedder.embed([(d.intent or d.request or "(no request)")[:EMBED_CHARS]
                               for d in drafts])
     rows = []
-    for d, vector in zip(drafts, intents, strict=True):
+    for d, vector, part in zip(drafts, intents, parts, strict=True):
         tools = [a.tool for a in d.actions]
+        errors = sum(1 for x in part if x.kind == "tool_result" and x.error)
+        notes = llm.run("case", partial(pllm.case_notes, request=d.request or d.intent,
+                                        actions=d.actions, outcome=outcome, errors=errors),
+                        client)
         rows.append({"id": d.id, "step_ids": [f"{trace_id}#{i}" for i in d.step_indices],
                      "props": {
             "owner": trace["owner"], "trace_id": trace_id, "intent": d.intent,
@@ -85,9 +106,41 @@ def form_trace(store: ProceduralStore, embedder: Embedder, trace_id: str,
             "occurred_at": d.occurred_at, "quality": d.quality.score,
             "quality_reason": d.quality.reason, "filtered": d.quality.filtered,
             "embedding": vector, "caption": f"{outcome}: {d.intent[:50]}",
+            "summary": notes.summary if notes else None,
+            "lessons": notes.lessons if notes else [],
             "search_text": f"{d.intent}\n{d.request}\n{' '.join(dict.fromkeys(tools))}"}})
-    store.write_cases(trace["owner"], trace_id, rows, datetime.now(UTC), jobs)
-    return len(rows)
+    if not store.write_cases(trace["owner"], trace_id, rows, datetime.now(UTC), jobs):
+        rows = []  # forgotten while its cases were formed: nothing written
+    return {"cases": len(rows), "llm": llm.report()}
+
+
+T = TypeVar("T")
+
+
+class LLMUse:
+    """What the LLM path did during one formation: calls that worked, and each fallback to the
+    no-LLM path with its reason (kept in the job's result)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.used = 0
+        self.fallbacks: list[str] = []
+
+    def run(self, what: str, call: Callable[[LLMClient], T], client: LLMClient | None) -> T | None:
+        if client is None:
+            return None
+        try:
+            result = call(client)
+        except pllm.Fallback as exc:
+            self.fallbacks.append(f"{what}: {exc}"[:500])
+            return None
+        self.used += 1
+        return result
+
+    def report(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "used": self.used,
+                "fallbacks": self.fallbacks[:MAX_FALLBACKS_SHOWN],
+                "fallback_count": len(self.fallbacks)}
 
 
 def _view(row: dict[str, Any]) -> sk.CaseView:
@@ -98,32 +151,47 @@ def _view(row: dict[str, Any]) -> sk.CaseView:
 
 
 def form_skills(store: ProceduralStore, owner: str, min_successes: int = sk.MIN_SUCCESSES,
-                now: datetime | None = None) -> FormReport:
-    """Cluster the owner's cases and form, revise or update its skills (see the module doc)."""
+                now: datetime | None = None, client: LLMClient | None = None) -> FormReport:
+    """Two levels over the owner's cases (see the module doc): fine clusters of similar requests,
+    and one skill per method (the set of tools that changed state) of the successful cases.
+    With ``client`` the LLM writes (or revises) each skill; fallbacks are in ``report.llm``."""
     now = now or datetime.now(UTC)
+    llm = LLMUse(client is not None)
     rows = store.owner_cases(owner, MAX_CLUSTER_CASES)
     by_id = {r["id"]: r for r in rows}
     points = [Point(r["id"], r["embedding"], [a["tool"] for a in json.loads(r["actions_json"])],
                     r["writes"] or [], r["entities"] or []) for r in rows]
     groups = cluster(points) if points else []
-    known = [sk.Known(r["id"], r["lineage"], r["version"], r["signature"], frozenset(r["cases"]))
-             for r in store.current_skills(owner)]
-    matches = sk.match([frozenset(g) for g in groups], known)
-    report = FormReport(owner=owner, cases=len(rows), clusters=len(groups))
-    clusters, writes = [], []
-    for members, m in zip(groups, matches, strict=True):
-        views = [_view(by_id[i]) for i in members]
-        good = [v for v in views if v.outcome == "success"]
-        bad = [v for v in views if v.outcome in ("failure", "partial")]
+    views = {r["id"]: _view(r) for r in rows}
+    clusters: list[dict[str, Any]] = []
+    cluster_of: dict[str, str] = {}
+    for members in groups:
         cid = cluster_id(owner, members)
-        intents = [v.intent for v in sorted(views, key=lambda v: (v.outcome != "success", v.id))]
-        clusters.append({"id": cid, "size": len(members), "successes": len(good),
-                         "failures": len(bad), "members": members,
+        cluster_of.update((i, cid) for i in members)
+        vs = [views[i] for i in members]
+        wins = sum(v.outcome == "success" for v in vs)
+        intents = [v.intent for v in sorted(vs, key=lambda v: (v.outcome != "success", v.id))]
+        clusters.append({"id": cid, "size": len(members), "successes": wins,
+                         "failures": sum(v.outcome in ("failure", "partial") for v in vs),
+                         "members": members,
                          "caption": f"{len(members)} cases: {(intents or [''])[0][:40]}"})
-        if len(good) < min_successes:
-            continue
-        write = _skill(owner, cid, views, good, bad, m, [by_id[i]["embedding"] for i in members],
-                       now)
+    methods = sk.methods(list(views.values()), cluster_of, min_successes)
+    current = store.current_skills(owner)
+    known = [sk.Known(r["id"], r["lineage"], r["version"], r["signature"], frozenset(r["cases"]))
+             for r in current]
+    shown = {r["id"]: {"name": r.get("name"), "steps": r["signature"],
+                       "pitfalls": r.get("pitfalls") or []} for r in current}
+    matches = sk.match([frozenset(m.supporting) for m in methods], known)
+    report = FormReport(owner=owner, cases=len(rows), clusters=len(groups))
+    writes = []
+    for method, m in zip(methods, matches, strict=True):
+        good = [views[i] for i in method.supporting]
+        bad = [views[i] for i in method.contradicting]
+        home = Counter(cluster_of[v.id] for v in good).most_common(1)[0][0]
+        write = _skill(owner, home, good, bad, m, [by_id[v.id]["embedding"] for v in good], now,
+                       partial(_llm_skill, good=good, bad=bad,
+                               current=shown.get(m.known.id) if m.known else None),
+                       llm, client)
         writes.append(write)
         if write.supersedes:
             report.skills_revised += 1
@@ -133,29 +201,54 @@ def form_skills(store: ProceduralStore, owner: str, min_successes: int = sk.MIN_
             report.skills_unchanged += 1
         report.flagged += bool(write.props["flagged"])
     store.write_skills(owner, clusters, writes, now)
+    report.llm = llm.report()
     return report
 
 
-def _skill(owner: str, cid: str, views: list[sk.CaseView], good: list[sk.CaseView],
-           bad: list[sk.CaseView], m: sk.Match, vectors: list[list[float]],
-           now: datetime) -> SkillWrite:
+def _words(actions: Sequence[Action], name: str | None, use: str) -> str:
+    """What fulltext search matches a skill on: the method's own words (its state-changing tools
+    as words: ``cancel_reservation`` -> "cancel reservation"), and, when the LLM wrote the skill,
+    its name and when to use it. The requests it served are matched by its vector (their mean):
+    on tau-bench, adding their words to the fulltext made retrieval worse (README)."""
+    words = [sk.spoken(t) for t in dict.fromkeys(a.tool for a in actions if a.writes)]
+    return "\n".join([*words, *([name, use] if name else [])])  # read-only: by vector only
+
+
+def _llm_skill(client: LLMClient, good: list[sk.CaseView], bad: list[sk.CaseView],
+               current: dict[str, Any] | None) -> tuple[pllm.SkillReply, list[SkillStep]]:
+    consensus = sk.consensus([v.actions for v in sorted(good, key=lambda v: v.id)])
+    return pllm.write_skill(client, [(v.intent, v.actions) for v in good],
+                            [(v.intent, v.actions) for v in bad], current, consensus)
+
+
+def _skill(owner: str, cid: str, good: list[sk.CaseView], bad: list[sk.CaseView],
+           m: sk.Match, vectors: list[list[float]], now: datetime,
+           ask: Callable[[LLMClient], tuple[pllm.SkillReply, list[SkillStep]]] | None = None,
+           llm: LLMUse | None = None, client: LLMClient | None = None) -> SkillWrite:
     steps = sk.consensus([v.actions for v in sorted(good, key=lambda v: v.id)])
-    signature = sk.signature(steps)
     intents = [v.intent for v in sorted(good, key=lambda v: v.id)]
-    others = [v.intent for v in views if v not in good]
-    flag_reason = sk.flag(views)
+    flag_reason = sk.flag([*good, *bad])
     name = sk.name_of(steps)
+    description = sk.describe(steps, len(good), len(bad))
+    use, pitfalls = sk.when_to_use(intents), sk.pitfalls(steps, [v.actions for v in bad])
+    written = llm.run("skill", ask, client) if llm and ask else None
+    if written is not None:
+        reply, steps = written
+        name, use = reply.name.strip(), reply.when_to_use.strip()
+        description = f"{reply.description.strip()} {sk.describe(steps, len(good), len(bad))}"
+        pitfalls = [x.strip() for x in reply.pitfalls if x.strip()] or pitfalls
+    signature = sk.signature(steps)
     props: dict[str, Any] = {
-        "owner": owner, "name": name,
-        "description": sk.describe(steps, len(good), len(bad)),
-        "when_to_use": sk.when_to_use(intents), "steps_json": json.dumps(
+        "owner": owner, "name": name, "description": description,
+        "when_to_use": use, "steps_json": json.dumps(
             [s.model_dump() for s in steps]), "signature": signature,
-        "pitfalls": sk.pitfalls(steps, [v.actions for v in bad]), "successes": len(good),
+        "written_by": "llm" if written is not None else "consensus",
+        "pitfalls": pitfalls, "successes": len(good),
         "failures": len(bad), "conditions_json": json.dumps(sk.conditions_of(good)),
         "flagged": flag_reason is not None, "flag_reason": flag_reason, "cluster": cid,
+        "method": sk.method_key(good[0].actions),
         "embedding": _mean(vectors), "caption": f"{name} ({len(good)}+/{len(bad)}-)",
-        "search_text": "\n".join([*[name, *dict.fromkeys(intents + others)][:30],
-                                   " ".join(s.tool for s in steps)]),
+        "search_text": _words(good[0].actions, name if written is not None else None, use),
     }
     supporting, contradicting = [v.id for v in good], [v.id for v in bad]
     valid_from = max(v.occurred_at for v in good)

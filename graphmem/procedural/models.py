@@ -57,6 +57,14 @@ class OutcomeIn(_In):
     feedback: str | None = Field(default=None, max_length=20_000)
 
 
+class OutcomeReport(BaseModel):
+    """What recording an outcome changed: the trace's outcome now and before."""
+
+    id: str
+    outcome: Outcome
+    previous: Outcome | None = None
+
+
 class TraceReport(BaseModel):
     ids: list[str]
     created: int
@@ -102,6 +110,9 @@ class Case(BaseModel):
     quality_reason: str
     filtered: bool = Field(description="left out of clustering and skills (stays stored)")
     step_ids: list[str] = Field(default_factory=list)
+    summary: str | None = Field(default=None, description="written by the LLM path, if used")
+    lessons: list[str] = Field(default_factory=list, description="LLM path: what to repeat or "
+                               "avoid, grounded in the actions and the outcome")
     cluster: str | None = None
     skill: str | None = None
     score: float | None = None
@@ -131,7 +142,9 @@ class Skill(BaseModel):
     conditions: dict[str, list[str]] = Field(default_factory=dict)
     flagged: bool = False
     flag_reason: str | None = None
-    cluster: str | None = None
+    written_by: str = Field(default="consensus", description="consensus (no LLM) or llm")
+    method: str | None = Field(default=None, description="the tools that change state, sorted")
+    cluster: str | None = Field(default=None, description="the cluster most of its cases are in")
     valid_from: datetime
     valid_to: datetime | None = None
     recorded_at: datetime
@@ -172,6 +185,8 @@ class SkillSearch(_In):
     k: int = Field(default=5, ge=1, le=100)
     cases_per_skill: int = Field(default=3, ge=0, le=20)
     as_of: UtcDatetime | None = Field(default=None, description="skills valid at this time")
+    known_at: UtcDatetime | None = Field(
+        default=None, description="skills as recorded by this time (before later revisions)")
 
 
 class SkillSearchResult(BaseModel):
@@ -189,3 +204,5 @@ class FormReport(BaseModel):
     skills_revised: int = 0
     skills_unchanged: int = 0
     flagged: int = 0
+    llm: dict[str, Any] = Field(default_factory=dict,
+                                description="LLM calls used, and each fallback with its reason")

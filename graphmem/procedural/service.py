@@ -10,8 +10,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from graphmem.config import Settings
-from graphmem.embeddings import Embedder
+from graphmem.embeddings import Embedder, query_vectors
 from graphmem.errors import Conflict, InvalidInput, NotFound
+from graphmem.llm.client import LLMClient
+from graphmem.llm.usage import tenant_scope, tenant_sink
 from graphmem.procedural import formation
 from graphmem.procedural.models import (
     Case,
@@ -31,8 +33,12 @@ from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import rrf
 from graphmem.store import Store
 from graphmem.store.procedural import ProceduralStore
+from graphmem.store.usage import UsageStore
 
 OVERFETCH = 20
+FUSE_DEPTH = 20
+"""Each list is read this deep before RRF fuses them (then cut to k): an item second in both
+lists must beat one first in a single list, which lists cut at k cannot tell."""
 MAX_STEPS_PER_REQUEST = 50_000
 
 
@@ -45,10 +51,21 @@ def _caption(kind: str, text: str, tool: str | None, keys: Sequence[str]) -> str
 
 
 class Procedural:
-    def __init__(self, settings: Settings, store: Store, embedder: Embedder) -> None:
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder,
+                 llm: LLMClient | None = None) -> None:
         self._settings = settings
         self._store = store
         self._embedder = embedder
+        self.llm = llm
+        """The LLM path of formation (None: the no-LLM path). `for_settings` sets it when an
+        endpoint is configured; every call is the tenant's (usage accounting)."""
+
+    @classmethod
+    def for_settings(cls, settings: Settings, store: Store, embedder: Embedder) -> Procedural:
+        llm_settings = settings.llm()
+        client = (LLMClient(llm_settings, sink=tenant_sink(UsageStore(store).record))
+                  if llm_settings.enabled else None)
+        return cls(settings, store, embedder, client)
 
     def _p(self, tenant: str) -> ProceduralStore:
         return ProceduralStore(self._store, tenant)
@@ -58,8 +75,8 @@ class Procedural:
         """Store traces (one transaction): a retried trace is stored once, the same id with other
         content is a 409, and bad input names its field; nothing partial is written."""
         rows: dict[str, dict[str, Any]] = {}
-        steps: list[dict[str, Any]] = []
-        links: list[dict[str, Any]] = []
+        steps: dict[str, list[dict[str, Any]]] = {}
+        total = 0
         ids = []
         for i, t in enumerate(traces):
             where = f"traces[{i}]"
@@ -80,18 +97,16 @@ class Procedural:
                 "conditions_json": json.dumps(t.conditions, sort_keys=True),
                 "content_hash": digest, "step_count": len(parsed),
                 "caption": f"{t.outcome}: {(t.task or first)[:50]}"}
-            for s in parsed:
-                sid = f"{id_}#{s.index}"
-                steps.append({**s.model_dump(exclude_none=True), "id": sid, "trace_id": id_,
-                              "owner": t.owner,
-                              "caption": _caption(s.kind, s.text, s.tool, s.arg_keys)})
-                if s.index:
-                    links.append({"trace_id": id_, "a": f"{id_}#{s.index - 1}", "b": sid})
-            if len(steps) > MAX_STEPS_PER_REQUEST:
+            steps[id_] = [{**s.model_dump(exclude_none=True), "id": f"{id_}#{s.index}",
+                           "trace_id": id_, "owner": t.owner,
+                           "caption": _caption(s.kind, s.text, s.tool, s.arg_keys)}
+                          for s in parsed]
+            total += len(parsed)
+            if total > MAX_STEPS_PER_REQUEST:
                 raise InvalidInput("traces", f"more than {MAX_STEPS_PER_REQUEST} steps in one "
                                    "request; send fewer traces at a time")
         written = self._p(tenant).write_traces(
-            list(rows.values()), steps, links, datetime.now(UTC), uuid.uuid4().hex,
+            list(rows.values()), steps, datetime.now(UTC), uuid.uuid4().hex,
             self._settings.formation_jobs)
         created = sum(1 for w in written if w["created"])
         return TraceReport(ids=ids, created=created, duplicates=len(ids) - created)
@@ -106,23 +121,32 @@ class Procedural:
 
     # --- formation (job handlers call these) --------------------------------------------------
     def form_trace(self, tenant: str, id_: str, jobs: bool = True) -> int:
-        return formation.form_trace(self._p(tenant), self._embedder, id_, jobs)
+        """Form one trace's cases; how many (see `form_trace_report`)."""
+        return int(self.form_trace_report(tenant, id_, jobs)["cases"])
+
+    def form_trace_report(self, tenant: str, id_: str, jobs: bool = True) -> dict[str, Any]:
+        """Form one trace's cases: ``{"cases": n, "llm": {enabled, used, fallbacks}}``."""
+        with tenant_scope(tenant):
+            return formation.form_trace(self._p(tenant), self._embedder, id_, jobs, self.llm)
 
     def form_skills(self, tenant: str, owner: str, min_successes: int | None = None,
                     ) -> FormReport:
-        return formation.form_skills(self._p(tenant), owner, min_successes or 1)
+        with tenant_scope(tenant):
+            return formation.form_skills(self._p(tenant), owner, min_successes or 1,
+                                         client=self.llm)
 
     # --- reading ------------------------------------------------------------------------------
     def search(self, tenant: str, req: SkillSearch) -> SkillSearchResult:
         """Hybrid recall of skills or cases: vector and fulltext lists fused by RRF."""
         unit = "skill" if req.units == "skills" else "case"
         p = self._p(tenant)
-        vector = self._embedder.embed([req.query])[0]
-        extra = {"t": req.as_of} if unit == "skill" else {}
-        lists = {"vector": [i for i, _ in p.search(unit, "vector", req.owner, req.k, OVERFETCH,
+        vector = query_vectors(self._embedder, [req.query])[0]
+        extra = {"t": req.as_of, "known": req.known_at} if unit == "skill" else {}
+        depth = max(req.k, FUSE_DEPTH)
+        lists = {"vector": [i for i, _ in p.search(unit, "vector", req.owner, depth, OVERFETCH,
                                                    vector=vector, **extra)]}
         if query := lucene_escape(req.query):
-            lists["fulltext"] = [i for i, _ in p.search(unit, "fulltext", req.owner, req.k,
+            lists["fulltext"] = [i for i, _ in p.search(unit, "fulltext", req.owner, depth,
                                                         OVERFETCH, query=query, **extra)]
         fused = rrf(lists)[: req.k]
         scores = {f.id: f.score for f in fused}
@@ -137,8 +161,17 @@ class Procedural:
                  if i in rows]
         return SkillSearchResult(query=req.query, units=req.units, cases=cases)
 
-    def skill(self, tenant: str, id_: str, limit: int = 50) -> SkillDetail:
-        row = self._p(tenant).skill_detail(id_, limit)
+    def skill(self, tenant: str, id_: str, limit: int = 50, as_of: datetime | None = None,
+              known_at: datetime | None = None) -> SkillDetail:
+        """A skill version with its evidence; with ``as_of`` (valid time) and/or ``known_at``
+        (recorded time), the version of its lineage valid then, as recorded then."""
+        p = self._p(tenant)
+        if as_of is not None or known_at is not None:
+            found = p.skill_version_at(id_, as_of, known_at)
+            if found is None:
+                raise NotFound(f"no version of skill {id_!r} valid then")
+            id_ = found
+        row = p.skill_detail(id_, limit)
         if row is None:
             raise NotFound(f"no skill {id_!r}")
         return SkillDetail(skill=_skill(row["s"], []),

@@ -1,4 +1,8 @@
-"""From a cluster of cases to a skill, and from the skills known to what changes. Pure, no LLM.
+"""From cases to skills, and from the skills known to what changes. Pure, no LLM.
+
+A skill is a method: the successful cases that changed the same things (the same set of write
+tools, `method_key`), whatever clusters their requests fall in; clusters (finer: one request
+about one thing) decide which method a failed case counts against (`methods`).
 
 Steps are the consensus of the successful cases: the medoid tool sequence (most in common with the
 others, by LCS) keeps each step that a majority of them also took, in order, with the argument keys
@@ -10,6 +14,7 @@ version that supersedes the old one (history is kept, nothing is deleted).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +26,7 @@ from graphmem.procedural.models import Action, SkillStep
 MIN_SUCCESSES = 1
 """Successful cases a cluster needs before it yields a skill."""
 RECENT = 3
+_SPLIT = re.compile(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])")
 """Flag a skill when most of its last `RECENT` executions failed (the latest among them)."""
 
 
@@ -180,3 +186,54 @@ def conditions_of(cases: Sequence[CaseView]) -> dict[str, list[str]]:
 
 def collapsed_tools(actions: Sequence[Action]) -> list[str]:
     return collapse([a.tool for a in actions])
+
+
+def method_key(actions: Sequence[Action]) -> str:
+    """What a skill is: the set of tools that changed state (sorted, comma-joined; '' for a run
+    that changed nothing). Read steps, their order and the identifiers vary from run to run."""
+    return ",".join(sorted({a.tool for a in actions if a.writes}))
+
+
+def spoken(tool: str) -> str:
+    """A tool name as words, for fulltext search: ``update_reservation_flights`` -> ``update
+    reservation flights``."""
+    return " ".join(w for w in _SPLIT.split(tool) if w)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One skill to be: the successful cases of one method and the failed cases against it."""
+
+    key: str
+    supporting: list[str]
+    contradicting: list[str]
+
+
+def methods(cases: Sequence[CaseView], cluster_of: dict[str, str],
+            min_successes: int = MIN_SUCCESSES) -> list[Method]:
+    """The skills' evidence, a level above the clusters: successful cases grouped by their method
+    (`method_key`), so requests of one kind about different things share a skill. A failed case
+    counts against the method that succeeded most for requests of its cluster (the same request
+    done right), else against its own method; a failed case with neither stays unlinked."""
+    good: dict[str, list[str]] = {}
+    for c in sorted(cases, key=lambda c: c.id):
+        if c.outcome == "success":
+            good.setdefault(method_key(c.actions), []).append(c.id)
+    keep = {k: v for k, v in good.items() if len(v) >= min_successes}
+    key_of = {i: k for k, ids in keep.items() for i in ids}
+    in_cluster: dict[str, Counter[str]] = {}
+    for i, k in key_of.items():
+        in_cluster.setdefault(cluster_of.get(i, i), Counter())[k] += 1
+    against: dict[str, list[str]] = {k: [] for k in keep}
+    for c in sorted(cases, key=lambda c: c.id):
+        if c.outcome not in ("failure", "partial"):
+            continue
+        votes = in_cluster.get(cluster_of.get(c.id, c.id))
+        if votes:
+            target = min(votes, key=lambda k: (-votes[k], -len(keep[k]), k))
+        else:
+            target = method_key(c.actions)
+        if target in against:
+            against[target].append(c.id)
+    return [Method(k, keep[k], against[k])
+            for k in sorted(keep, key=lambda k: (-len(keep[k]), k))]

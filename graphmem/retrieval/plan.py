@@ -9,10 +9,13 @@ from typing import Literal
 
 from graphmem.models import Method, SearchRequest, Units
 from graphmem.retrieval.fulltext import lucene_escape
+from graphmem.retrieval.graph import GraphWalk
 from graphmem.retrieval.settings import RetrievalSettings
 
 TimeHint = Literal["boost", "restrict", "off"]
-EXPANDING: frozenset[Method] = frozenset({"rrf_expand", "rrf_windows"})
+EXPANDING: frozenset[Method] = frozenset({"rrf_expand", "rrf_windows", "iterative", "graph"})
+"""Methods that expand hits along NEXT (``iterative`` runs rounds of its base method, one of
+these)."""
 
 
 def window_list(size: int, index: str) -> str:
@@ -70,6 +73,8 @@ class Plan:
     time_from: datetime | None
     time_to: datetime | None
     normalise_time: bool
+    graph: GraphWalk | None = None
+    """Method ``graph``: the personalised PageRank list joins the fusion (see `graph.rank`)."""
 
     @property
     def messages(self) -> bool:
@@ -84,6 +89,12 @@ def _indexes(method: Method) -> tuple[str, ...]:
     if method in ("vector", "fulltext"):
         return (method,)
     return ("vector", "fulltext")
+
+
+def graph_walk(rs: RetrievalSettings) -> GraphWalk:
+    """Method ``graph``: how its PageRank list is made (``rrf_expand`` plus that list)."""
+    return GraphWalk(weight=rs.graph_weight, alpha=rs.graph_alpha, seeds=rs.graph_seeds,
+                     query_share=rs.graph_query_share, max_degree=rs.graph_max_degree)
 
 
 def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
@@ -113,4 +124,5 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         session_depth=rs.session_depth, window_split=rs.window_split,
         window_matched_only=rs.window_matched_only, session_id=req.session_id,
         time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
+        graph=graph_walk(rs) if req.method == "graph" else None,
     )

@@ -11,11 +11,16 @@ from itertools import pairwise, zip_longest
 from typing import Any
 
 from graphmem import temporal
-from graphmem.embeddings import Embedder
+from graphmem.embeddings import Embedder, query_vectors
+from graphmem.entities.extract import query_mentions
 from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, UnitRef
+from graphmem.retrieval import graph
 from graphmem.retrieval.context import estimate_tokens, render, render_facts
 from graphmem.retrieval.expansion import Selected, clusters, select
 from graphmem.retrieval.fusion import Fused, Ranked, credit, fuse, session_prior
+from graphmem.retrieval.graph import GraphWalk, Neighbourhood
+from graphmem.retrieval.iterative import Decider
+from graphmem.retrieval.iterative_search import iterative_messages
 from graphmem.retrieval.plan import Plan, resolve, window_size
 from graphmem.retrieval.retrievers import (
     Candidate,
@@ -30,6 +35,7 @@ from graphmem.retrieval.retrievers import (
 from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.store import Filters, TenantStore
 from graphmem.store.core import Row
+from graphmem.store.entities import EntityStore
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
 from graphmem.store.windows import WindowStore
@@ -38,7 +44,10 @@ from graphmem.store.windows import WindowStore
 def search(
     store: TenantStore, facts: FactStore, episodes: EpisodeStore, embedder: Embedder,
     req: SearchRequest, rs: RetrievalSettings, pool: Executor | None = None,
+    decider: Decider | None = None,
 ) -> SearchResult:
+    """One search. Method ``iterative`` runs rounds of its base method (`iterative_search`),
+    with ``decider`` (default: the offline one)."""
     plan = resolve(req, rs, datetime.now(UTC))
     if plan.units == "episodes":
         query = _query(plan, embedder, plan.unit_candidates)
@@ -47,13 +56,21 @@ def search(
     if not plan.messages:
         query = _query(plan, embedder, plan.unit_candidates)
         return pack(req, [], {}, set(), _observations(facts, query, plan), plan.normalise_time)
-    lists, vector = message_lists(store, embedder, plan, pool)
-    selected, records, links = select_messages(store, lists, plan)
+    trace = None
+    if req.method == "iterative":
+        selected, records, links, trace = iterative_messages(store, embedder, req, rs, pool,
+                                                             decider)
+        vector = (query_vectors(embedder, [plan.query])[0]
+                  if plan.observations and plan.embed else None)
+    else:
+        lists, vector = message_lists(store, embedder, plan, pool)
+        selected, records, links = select_messages(store, lists, plan)
     if plan.observations:
         query = Query(plan.owner, vector, plan.fulltext, plan.unit_candidates, plan.overfetch,
                       _filters(plan), plan.now)
         observations = _observations(facts, query, plan)
-    return pack(req, selected, records, links, observations, plan.normalise_time)
+    result = pack(req, selected, records, links, observations, plan.normalise_time)
+    return result if trace is None else result.model_copy(update={"trace": trace})
 
 
 def _filters(plan: Plan) -> Filters:
@@ -61,7 +78,7 @@ def _filters(plan: Plan) -> Filters:
 
 
 def _query(plan: Plan, embedder: Embedder, k: int) -> Query:
-    vector = embedder.embed([plan.query])[0] if plan.embed else None
+    vector = query_vectors(embedder, [plan.query])[0] if plan.embed else None
     return Query(plan.owner, vector, plan.fulltext, k, plan.overfetch, _filters(plan), plan.now)
 
 
@@ -93,7 +110,7 @@ def message_lists(
     if pool is not None:
         pending = {n: pool.submit(r.recall, n, text_only) for n, r in retrievers.items()
                    if index_of(n) == "fulltext" and plan.fulltext}
-    vector = embedder.embed([plan.query])[0] if plan.embed else None
+    vector = query_vectors(embedder, [plan.query])[0] if plan.embed else None
     query = Query(plan.owner, vector, plan.fulltext, plan.candidates, plan.overfetch,
                   _filters(plan), plan.now)
     lists = {n: pending[n].result() if n in pending else r.recall(n, query)
@@ -148,8 +165,8 @@ def select_messages(
 def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan) -> list[Fused]:
     """Fuse the recall lists (window lists weighed by `weights`); then the lists derived from
     that fusion join and it runs again: ``time`` (a query that names a time: the candidates of
-    that time, in fused order; or, with ``restrict``, only those are kept) and ``session`` (the
-    session prior)."""
+    that time, in fused order; or, with ``restrict``, only those are kept), ``session`` (the
+    session prior) and ``graph`` (method ``graph``: `graph_list`)."""
     weighed = weights(list(lists), plan.window_split)
     fused = fuse(lists, plan.rrf_k, weighed)
     if not fused:
@@ -165,11 +182,25 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan) -> list[Fuse
     if plan.session_prior:
         derived["session"] = session_prior(fused, store.sessions_of([f.id for f in fused]),
                                            plan.session_depth)
+    if plan.graph is not None:
+        derived["graph"] = graph_list(store, fused, plan.query, plan.owner, plan.now, plan.graph)
+        weighed["graph"] = plan.graph.weight
     if derived:
         fused = fuse({**lists, **derived}, plan.rrf_k, weighed)
     if inside is not None and plan.time_hint == "restrict":
         fused = [f for f in fused if f.id in inside]
     return fused
+
+
+def graph_list(store: TenantStore, fused: Sequence[Fused], query: str, owner: str,
+               now: datetime, walk: GraphWalk) -> Ranked:
+    """The personalised PageRank list (`graph.rank`) over the neighbourhood of the best fused
+    candidates and of the entities the query names, read in one query."""
+    seeds = [(f.id, f.score) for f in fused[: walk.seeds]]
+    names = [m.name for m in query_mentions(query, temporal.event_dates(query, now))]
+    row = store.sibling(EntityStore).neighbourhood(
+        owner, [i for i, _ in seeds], names, walk.max_degree, walk.max_entities, walk.per_entity)
+    return graph.rank(Neighbourhood.of(row), seeds, names, walk)
 
 
 def _unit_fused(retriever: Retriever, query: Query, plan: Plan) -> list[Fused]:

@@ -41,6 +41,44 @@ class RetrievalSettings:
     off by default: with split windows it lowered recall on LoCoMo dev)."""
     session_depth: int = 1
     """A session scores the sum of the fused scores of its ``session_depth`` best candidates."""
+    iterative_base: str = "rrf_expand"
+    """Method ``iterative``: the one-shot method each round's recall runs (``rrf_expand`` or
+    ``rrf_windows``)."""
+    iterative_rounds: int = 3
+    """Method ``iterative``: R, at most this many decider calls (so at most
+    1 + (R - 1) x L recalls); 0 makes it the base method with the iterative assembly."""
+    iterative_queries: int = 3
+    """Method ``iterative``: L, at most this many follow-up queries per round."""
+    iterative_patience: int = 1
+    """Method ``iterative``: stop after this many rounds in a row without progress (nothing
+    kept, nothing new among the first K)."""
+    iterative_fallback: int = 5
+    """Method ``iterative``: when the decider fails for good, its first f candidates form the
+    core (the result is then the base method's ranking)."""
+    iterative_core_share: float = 0.5
+    """Method ``iterative``: the core (kept evidence, returned first) takes at most this share of
+    the message budget K (at least 1)."""
+    iterative_follow_up_weight: float = 1.0
+    """Method ``iterative``: the scores of a follow-up query's candidates are multiplied by this
+    before they meet the question's (a candidate's score is the max over its queries)."""
+    iterative_follow_up_depth: int = 10
+    """Method ``iterative``: a follow-up query offers at most its first this many candidates (the
+    question offers all K)."""
+    iterative_max_tokens: int | None = None
+    """Method ``iterative``: a token budget of the assembled messages (None: K messages)."""
+    iterative_shown: int = 12
+    """Method ``iterative`` with an LLM decider: candidates shown to the model per round."""
+
+    graph_weight: float = 1.0
+    """Method ``graph``: the weight of the personalised PageRank list in the fusion."""
+    graph_alpha: float = 0.5
+    """Method ``graph``: PageRank's damping (the chance of following an edge, not restarting)."""
+    graph_seeds: int = 5
+    """Method ``graph``: the best fused candidates whose neighbourhood is walked (restarts)."""
+    graph_query_share: float = 0.3
+    """Method ``graph``: the share of restarts at the entities the query names."""
+    graph_max_degree: int = 30
+    """Method ``graph``: entities mentioned by more of the owner's messages are left out."""
 
     def with_(self, **changes: object) -> RetrievalSettings:
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -27,29 +27,33 @@ class EpisodeStore(TenantBound):
         return {r["id"]: r["vectors"] for r in rows}
 
     def write(self, owner: str, session_id: str, episodes: list[dict[str, Any]],
-              now: datetime) -> int:
+              now: datetime) -> list[str]:
         """Write episodes ({id, props, message_ids}) of one session in one transaction, under the
         session's formation lock; refuses (Conflict, nothing written) if another formation took
-        any of these messages meanwhile. Relinks the owner's episodes. Returns how many."""
+        any of these messages meanwhile. An episode one of whose messages was forgotten since
+        formation read the session is not written (forgetting takes the same lock and enqueues
+        the session's formation again). Relinks the owner's episodes. Returns the ids of the
+        episodes not written."""
         tenant = self.tenant
         assign = [{"message_id": m, "episode": e["id"]} for e in episodes
                   for m in e["message_ids"]]
 
-        def work(tx: ManagedTransaction) -> int:
+        def work(tx: ManagedTransaction) -> list[str]:
             rows = tx.run(cypher.load("queries/episodes/lock"), tenant=tenant, owner=owner,
                           session_id=session_id, now=now, assign=assign).data()
             taken = rows[0]["taken"] if rows else []
             if taken:
                 raise Conflict(f"messages formed by another worker meanwhile: {taken[:5]}")
-            for e in episodes:
-                tx.run(cypher.load("queries/episodes/upsert"), tenant=tenant, id=e["id"],
-                       now=now, props=e["props"], message_ids=e["message_ids"]).consume()
+            skipped = [e["id"] for e in episodes
+                       if not tx.run(cypher.load("queries/episodes/upsert"), tenant=tenant,
+                                     id=e["id"], now=now, props=e["props"],
+                                     message_ids=e["message_ids"]).data()]
             tx.run(cypher.load("queries/episodes/link_owner"), tenant=tenant,
                    owner=owner).consume()
-            return len(episodes)
+            return skipped
 
-        count: int = self._store.write_tx(work)
-        return count
+        skipped: list[str] = self._store.write_tx(work)
+        return skipped
 
     def get(self, ids: list[str]) -> list[Row]:
         return self._run("queries/episodes/get", ids=ids)  # run() made the values native

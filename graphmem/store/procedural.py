@@ -50,11 +50,12 @@ class SkillWrite:
 
 class ProceduralStore(TenantBound):
     # --- traces -------------------------------------------------------------------------------
-    def write_traces(self, traces: list[Row], steps: list[Row], links: list[Row], now: datetime,
+    def write_traces(self, traces: list[Row], steps: dict[str, list[Row]], now: datetime,
                      batch: str, jobs: bool) -> list[Row]:
-        """Store traces with their steps in ONE transaction, and (``jobs``) a ``form_trace`` job
-        per new trace, committed with them. Conflict, nothing written, if an id is stored with
-        other content. Returns [{id, created}] in input order."""
+        """Store traces with their steps (trace id -> steps in order) in ONE transaction, and
+        (``jobs``) a ``form_trace`` job per new trace, committed with them. Conflict, nothing
+        written, if an id is stored with other content. Returns [{id, created}] in input
+        order."""
         tenant = self.tenant
         max_attempts = self._store.settings.job_max_attempts
 
@@ -67,8 +68,7 @@ class ProceduralStore(TenantBound):
             created = {r["id"] for r in rows if r["created"]}
             if created:
                 _q(tx, "write_steps", tenant=tenant,
-                   steps=[s for s in steps if s["trace_id"] in created],
-                   links=[lk for lk in links if lk["trace_id"] in created])
+                   traces=[{"id": i, "steps": steps[i]} for i in sorted(created)])
                 if jobs:
                     owners = {t["id"]: t["owner"] for t in traces}
                     enqueue_tx(tx, tenant, [form_trace_job(owners[i], i) for i in sorted(created)],
@@ -99,18 +99,23 @@ class ProceduralStore(TenantBound):
 
     # --- cases --------------------------------------------------------------------------------
     def write_cases(self, owner: str, trace_id: str, cases: list[Row], now: datetime,
-                    jobs: bool) -> None:
+                    jobs: bool) -> bool:
         """(Re)write a trace's cases and (``jobs``) enqueue the owner's skill formation, in one
-        transaction."""
+        transaction, under the owner's procedural lock (which forgetting a trace takes too).
+        False, nothing written, when the trace was forgotten since formation read it."""
         tenant = self.tenant
         max_attempts = self._store.settings.job_max_attempts
 
-        def work(tx: ManagedTransaction) -> None:
-            _q(tx, "write_cases", tenant=tenant, trace_id=trace_id, now=now, cases=cases)
+        def work(tx: ManagedTransaction) -> bool:
+            _q(tx, "lock_owner", tenant=tenant, owner=owner, now=now)
+            if not _q(tx, "write_cases", tenant=tenant, trace_id=trace_id, now=now, cases=cases):
+                return False
             if jobs:
                 enqueue_tx(tx, tenant, [form_skills_job(owner)], max_attempts)
+            return True
 
-        self._store.write_tx(work)
+        written: bool = self._store.write_tx(work)
+        return written
 
     def owner_cases(self, owner: str, limit: int) -> list[Row]:
         return self._run("queries/procedural/owner_cases", owner=owner, limit=limit)
@@ -152,6 +157,12 @@ class ProceduralStore(TenantBound):
     def skill_detail(self, id_: str, limit: int) -> Row | None:
         rows = self._run("queries/procedural/skill_detail", id=id_, limit=limit)
         return rows[0] if rows else None
+
+    def skill_version_at(self, id_: str, t: datetime | None,
+                         known: datetime | None) -> str | None:
+        """The id of the version of ``id_``'s lineage valid at ``t`` as recorded by ``known``."""
+        rows = self._run("queries/procedural/skill_version_at", id=id_, t=t, known=known)
+        return str(rows[0]["id"]) if rows else None
 
     def skill_history(self, id_: str) -> Row | None:
         rows = self._run("queries/procedural/skill_history", id=id_)

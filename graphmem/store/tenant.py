@@ -67,10 +67,11 @@ class TenantStore(TenantBound):
 
     def write_messages(
         self, messages: list[Row], sentences: list[Row], sessions: list[Row], batch: str,
-        now: datetime,
+        now: datetime, mentions: list[Row] | None = None,
     ) -> list[Row]:
-        """Store a batch in ONE transaction: messages (idempotent), sentence units of the new
-        ones, NEXT relinking of the touched sessions, and (setting ``formation_jobs``) a
+        """Store a batch in ONE transaction: messages (idempotent), sentence units and entity
+        ``mentions`` (`graphmem.store.entities`) of the new ones, NEXT relinking of the touched
+        sessions, and (setting ``formation_jobs``) a
         ``form_session`` job per touched session, committed with the messages. Raises Conflict,
         writing nothing, if an id is already stored with other content. Returns [{id, created}]
         in input order."""
@@ -91,6 +92,10 @@ class TenantStore(TenantBound):
             fresh = [s for s in sentences if s["message_id"] in created]
             if fresh:
                 tx.run(cypher.load("queries/write_sentences"), tenant=tenant, rows=fresh).consume()
+            named = [r for r in mentions or () if r["message_id"] in created]
+            if named:
+                tx.run(cypher.load("queries/entities/write_mentions"), tenant=tenant,
+                       rows=named).consume()
             if created:
                 touched = [s for s in sessions if s["ids"] & created]
                 tx.run(
@@ -121,7 +126,7 @@ class TenantStore(TenantBound):
     def delete_owner(self, owner: str, step: int = 5000) -> Row:
         """Forget everything of an owner, in bounded transactions; returns what was removed."""
         total = {"messages": 0, "sentences": 0, "sessions": 0, "facts": 0, "episodes": 0,
-                 "jobs": 0, "windows": 0, "procedural": 0, "bookkeeping": 0}
+                 "jobs": 0, "windows": 0, "procedural": 0, "entities": 0, "bookkeeping": 0}
         while True:
             row = self._run("queries/delete_owner_step", write=True, owner=owner, limit=step)[0]
             for key in total:

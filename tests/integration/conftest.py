@@ -16,8 +16,8 @@ import neo4j
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from graphmem import neo4j_server
+from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.service import Memory
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from fastapi.testclient import TestClient
 
-from api.app import create_app
+from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.jobs import Job
 from graphmem.models import MessageIn

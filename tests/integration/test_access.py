@@ -42,7 +42,7 @@ def test_tenants_are_isolated(api: TestClient) -> None:
 
 
 def test_anonymous_only_when_enabled(settings: Settings, memory: Memory) -> None:
-    from api.app import create_app
+    from graphmem.api.app import create_app
 
     dev = settings.model_copy(update={"allow_anonymous": True, "anonymous_tenant": "dev-x"})
     with TestClient(create_app(dev, memory)) as client:

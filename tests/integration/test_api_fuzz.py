@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from api.app import create_app
+from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.service import Memory
 from tests.support.live_server import serve

@@ -51,13 +51,15 @@ def test_bench_writes_the_figures_and_cleans_up(env: None, tmp_path: Path, cyphe
     assert r.exit_code == 0, r.output
     fig = json.loads(out.read_text())
     assert fig["questions"] == 8 and fig["skipped"]["category_5"] == 2
-    for method in ("fulltext", "vector", "rrf", "rrf_expand"):
+    for method in ("fulltext", "vector", "rrf", "rrf_expand", "graph"):
         for budget in ("5", "10", "20", "50"):
             assert 0.0 <= fig["methods"][method]["recall"][budget] <= 1.0
             for cat in ("1", "2", "3", "4"):
                 assert 0.0 <= fig["methods"][method]["recall_by_category"][cat][budget] <= 1.0
     assert fig["methods"]["rrf_expand"]["recall"]["50"] == 1.0  # 8 messages: all returned
     assert fig["methods"]["rrf_windows"]["recall"]["50"] == 1.0
+    assert fig["methods"]["graph"]["recall"]["50"] == 1.0
+    assert fig["latency_ms"]["by_method"]["graph"]["p50"] > 0
     # the ablation reruns the pipeline on cached lists: its ends are the two methods exactly
     for variant, method in (("all", "rrf_windows"), ("none", "rrf_expand")):
         assert fig["ablation"][variant]["recall"] == pytest.approx(

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from graphmem.cli import app
+from graphmem.forget import id_hash
+from graphmem.models import MessageIn
+from graphmem.service import Memory
+from graphmem.worker import BackgroundWorkers
 from tests.integration.helpers import msg, owner
+from tests.unit.test_cli_basics import run_cli
 
 
 def test_ingest_and_search(env: None, tmp_path: Path) -> None:
@@ -33,8 +40,8 @@ def test_ingest_reports_bad_line(env: None, tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(msg(0, owner())) + "\n{not json\n")
     r = CliRunner().invoke(app, ["ingest", str(path)])
-    assert r.exit_code == 1
-    assert "line 2" in r.output
+    assert r.exit_code == 2
+    assert f"{path}:2: malformed JSON" in r.output
 
 
 def test_schema_apply_and_status(env: None) -> None:
@@ -42,3 +49,55 @@ def test_schema_apply_and_status(env: None) -> None:
     assert runner.invoke(app, ["schema", "apply"]).exit_code == 0
     r = runner.invoke(app, ["neo4j", "status"])
     assert r.exit_code == 0 and '"running": "True"' in r.output
+
+
+def test_schema_apply_loads_no_model(env: None, memory: Memory) -> None:
+    """A fresh interpreter: the schema needs the model's name and dimensions, not the model."""
+    code, out, err, loaded = run_cli("schema", "apply")
+    assert code == 0, err
+    assert "every index ONLINE" in out
+    assert set(loaded) <= {"graphmem.embeddings"}  # describe(); no model library
+    assert memory.store.embedding_meta() is not None
+    assert memory.store.embedding_meta()["model"] == memory.embedder.name  # type: ignore[index]
+
+
+def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> None:
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who)) for i in range(3)])
+    runner = CliRunner()
+    target = f"{who}-s1-1"
+    r = runner.invoke(app, ["forget", "message", target, "--tenant", "someone-else"])
+    assert r.exit_code == 1 and "no message" in r.output and "Traceback" not in r.output
+    r = runner.invoke(app, ["forget", "message", target], env={"GRAPHMEM_TENANT": tenant})
+    assert r.exit_code == 0, r.output
+    assert f"tenant: {tenant}" in r.stderr
+    report = json.loads(r.stdout)
+    assert report["removed"]["messages"] == 1 and report["removed"]["sentences"] >= 1
+    r = runner.invoke(app, ["forget", "message", target, "--tenant", tenant])
+    assert r.exit_code == 0 and json.loads(r.stdout)["already_forgotten"]
+    r = runner.invoke(app, ["audit", "deletions", "--tenant", tenant,
+                            "-p", "from=2000-01-01T00:00:00Z", "-p", "to=2100-01-01T00:00:00Z"])
+    assert r.exit_code == 0, r.output
+    [row] = [json.loads(line) for line in r.stdout.splitlines()]
+    assert row["kind"] == "message" and row["id_hash"] == id_hash(target)
+    assert [m.id for m in memory.session_messages(tenant, "s1", who)] == [
+        f"{who}-s1-0", f"{who}-s1-2"]
+
+
+def test_worker_for_one_tenant(env: None, memory: Memory) -> None:
+    mine, theirs = f"t-{uuid.uuid4().hex[:10]}", f"t-{uuid.uuid4().hex[:10]}"
+    for t in (mine, theirs):
+        who = owner()
+        memory.ingest(t, [MessageIn.model_validate(msg(i, who)) for i in range(2)])
+    r = CliRunner().invoke(app, ["worker", "--once", "--tenant", mine])
+    assert r.exit_code == 0, r.output
+    assert memory.jobs.counts(mine).get("done") == 1
+    assert memory.jobs.counts(theirs).get("pending") == 1
+    workers = BackgroundWorkers(memory, tenant=theirs).start()
+    try:
+        deadline = time.monotonic() + 60
+        while memory.jobs.counts(theirs).get("done") != 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        workers.stop()
+    assert not workers.running and workers.ran == 1

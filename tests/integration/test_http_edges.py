@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from api.app import create_app
+from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.models import Message
 from graphmem.store.core import Store

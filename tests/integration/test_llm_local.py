@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
+from graphmem.api.app import create_app
+from graphmem.config import Settings, hash_api_key
 from graphmem.datasets import locomo
 from graphmem.formation.llm_episodes import LLMFinder, LLMNarrator, Narrative
 from graphmem.formation.observer import Turn
@@ -29,6 +32,7 @@ from graphmem.llm.usage import tenant_sink
 from graphmem.models import MessageIn
 from graphmem.service import Memory
 from graphmem.store.usage import UsageStore
+from tests.integration.conftest import auth
 from tests.integration.helpers import owner
 from tests.integration.test_formation import assert_each_message_in_one_episode, ingest
 
@@ -142,3 +146,40 @@ def test_a_locomo_session(former: Former, memory: Memory, tenant: str, cypher: A
     assert all(f["sources"] and set(f["sources"]) <= ids for f in facts)
     usage = memory.llm_usage(tenant).totals
     assert usage["extract_facts"].proposed >= usage["extract_facts"].kept >= len(facts) > 0
+
+
+def test_answer_cites_the_evidence(request: pytest.FixtureRequest, llm_settings: LLMSettings,
+                                   settings: Settings, memory: Memory) -> None:
+    """POST /v1/answer against the local model: the reply fits its schema, every citation is
+    an item of the context it was given, and the cited messages include the one that says
+    the answer (grounding, not wording)."""
+    if "llm" not in str(request.config.getoption("markexpr") or ""):
+        pytest.skip("an answer on the local model takes up to a minute: selected with "
+                    "`pytest -m llm` (make test-llm)")
+    s = settings.model_copy(update={
+        "api_keys": {hash_api_key("key-llm"): "tenant-llm"},
+        "llm_base_url": llm_settings.base_url, "llm_model": llm_settings.model,
+        "llm_json_mode": "json_schema", "llm_timeout_s": llm_settings.timeout_s,
+        "llm_max_retries": 1})
+    mem = Memory(s, memory.store, memory.embedder)  # shares the store: never closed here
+    who = owner()
+    ingest(mem, "tenant-llm", who, DIALOGUE, pause=False)
+    try:
+        with TestClient(create_app(s, mem)) as client:
+            r = client.post("/v1/answer", headers=auth("key-llm"), json={
+                "query": "What is the name of the puppy?", "owner": who, "units": ["message"],
+                "max_tokens": 400})
+        assert r.status_code == 200, r.text
+        got = r.json()
+        items = {i["evidence"]: i for i in got["context"]["items"]}
+        assert items and got["citations"], got
+        assert {c["evidence"] for c in got["citations"]} <= set(items)
+        assert all(c["id"] == items[c["evidence"]]["id"] for c in got["citations"])
+        assert f"{who}-s1-0" in got["sources"]  # the turn that names the puppy
+        assert got["insufficient"] is False and got["answer"].strip()
+        assert got["prompt_tokens"] > 0 and got["completion_tokens"] > 0
+        assert mem.llm_usage("tenant-llm").totals["answer"].calls >= 1
+    finally:
+        mem.delete_owner("tenant-llm", who)
+        assert mem.reader is not None
+        mem.reader.close()

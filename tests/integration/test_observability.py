@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
 
-from api.app import create_app
+from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.service import Memory
 from tests.integration.conftest import KEYS, auth

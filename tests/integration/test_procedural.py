@@ -8,11 +8,17 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from graphmem.config import Settings
+from graphmem.jobs import JobQueue
+from graphmem.procedural.models import SkillSearch, TraceIn
 from graphmem.service import Memory
+from graphmem.store import Store
+from graphmem.store.procedural import FORM_SKILLS, FORM_TRACE
 from graphmem.worker import Worker
 
 from .conftest import auth
 from .helpers import owner as new_owner
+from .job_handlers import wait_for
 
 
 def call(name: str, args: dict[str, Any], cid: str) -> dict[str, Any]:
@@ -92,6 +98,30 @@ def test_traces_to_skills_revision_and_reads(api: TestClient, memory: Memory) ->
                     headers=auth()).json()["skills"]
     assert [s["version"] for s in then] == [1]
 
+    # bitemporal: as_of (valid time) and known_at (recorded time) on reads and search
+    v1, v2 = hist["skills"]
+    between = v2["recorded_at"]  # v2 recorded (and v1 closed) then; just before: v1 current
+    before = api.get(f"/v1/skills/{v2['id']}", params={"known_at": v1["recorded_at"]},
+                     headers=auth()).json()
+    assert before["skill"]["id"] == v1["id"] and before["skill"]["version"] == 1
+    assert api.get(f"/v1/skills/{v2['id']}", params={"as_of": "2024-05-13T00:00:00Z"},
+                   headers=auth()).json()["skill"]["id"] == v1["id"]
+    assert api.get(f"/v1/skills/{v1['id']}", params={"as_of": "2024-05-20T00:00:00Z"},
+                   headers=auth()).json()["skill"]["id"] == v2["id"]
+    assert api.get(f"/v1/skills/{v1['id']}", params={"as_of": "2024-05-01T00:00:00Z"},
+                   headers=auth()).status_code == 404  # no version valid yet
+    assert api.get(f"/v1/skills/{v1['id']}", params={"as_of": "2024-05-13"},
+                   headers=auth()).status_code == 422  # no offset: the field is named
+    known = api.post("/v1/skills/search", json={"query": "cancel my order", "owner": o,
+                                                "known_at": v1["recorded_at"]},
+                     headers=auth()).json()["skills"]
+    assert [s["id"] for s in known] == [v1["id"]]  # as recorded then: v1, open-ended
+    late = api.post("/v1/skills/search", json={"query": "cancel my order", "owner": o,
+                                               "known_at": between,
+                                               "as_of": "2024-05-13T00:00:00Z"},
+                    headers=auth()).json()["skills"]
+    assert [s["id"] for s in late] == [v1["id"]]
+
     # an outcome recorded later changes the support, not the history
     tid = r.json()["ids"][0]
     out = api.post(f"/v1/traces/{tid}/outcome", json={"outcome": "failure"}, headers=auth())
@@ -104,6 +134,36 @@ def test_traces_to_skills_revision_and_reads(api: TestClient, memory: Memory) ->
     gone = api.delete(f"/v1/owners/{o}", headers=auth()).json()
     assert gone["procedural"] > 0
     assert api.get(f"/v1/skills/{now['id']}", headers=auth()).status_code == 404
+
+
+def test_trace_and_skill_jobs_survive_a_killed_worker(settings: Settings,
+                                                      memory: Memory) -> None:
+    """A worker that claimed form_trace and died (no heartbeat, no completion) loses nothing:
+    once its lease expires another worker claims the job again (attempt 2) and forms the cases;
+    form_skills likewise; the skill is formed once."""
+    fast = Memory(settings.model_copy(update={"job_lease_s": 1.0}), Store(settings),
+                  memory.embedder)
+    q, o, tenant = JobQueue(fast.store), new_owner(), "tenant-a"
+    try:
+        report = fast.procedural.ingest(tenant, [TraceIn.model_validate(
+            run(o, 1, "success", ["get_order", "cancel_order"]))])
+        trace = report.ids[0]
+        for step in (FORM_TRACE, FORM_SKILLS):
+            dead = wait_for(lambda s=step: q.claim("dead-worker", [s], 1.0, tenant), timeout=10)
+            assert dead.attempts == 1 and dead.owner == o  # claimed, then the worker "dies"
+            worker = Worker(fast, tenant=tenant, poll_s=0.05, lease_s=5, prune=False)
+            wait_for(worker.run_once, timeout=15)  # reclaimed once the lease has expired
+            job = q.get(tenant, dead.id)
+            assert job.state == "done" and job.attempts == 2 and job.worker != "dead-worker"
+            assert job.result is not None
+        found = fast.procedural.search(tenant, SkillSearch(query="cancel my order", owner=o))
+        assert [s.successes for s in found.skills] == [1]
+        cases = fast.procedural.search(tenant, SkillSearch(query="cancel", owner=o,
+                                                           units="cases"))
+        assert [c.trace_id for c in cases.cases] == [trace]
+    finally:
+        fast.delete_owner(tenant, o)
+        fast.store.close()
 
 
 def test_tenants_are_isolated_and_bad_input_names_the_field(api: TestClient,
@@ -133,3 +193,23 @@ def test_tenants_are_isolated_and_bad_input_names_the_field(api: TestClient,
     stored = memory.store.run("queries/procedural/trace", tenant="tenant-a", id="same")
     assert stored[0]["trace"]["id"] == "same" and stored[0]["trace"]["step_count"] == 3
     api.delete(f"/v1/owners/{o}", headers=auth())
+
+
+def test_demo_release_run_supports_a_rollback_skill_under_staging(memory: Memory) -> None:
+    from graphmem import demo
+
+    tenant = "tenant-demo-procedural"
+    try:
+        demo.load(memory, tenant)
+        demo.load(memory, tenant)  # idempotent
+        found = memory.procedural.search(tenant, SkillSearch(query="rollback recovery staging",
+                                                             owner="alice"))
+        assert len(found.skills) == 1
+        skill = found.skills[0]
+        assert [(s.tool, s.writes) for s in skill.steps] == [
+            ("list_snapshots", False), ("restore_snapshot", True), ("check_health", False)]
+        assert skill.conditions["environment"] == ["staging"] and skill.successes == 1
+        assert skill.cases and "Rollback recovery" in skill.cases[0].intent
+    finally:
+        memory.delete_owner(tenant, "alice")
+        memory.delete_owner(tenant, "bob")

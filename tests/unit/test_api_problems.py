@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from api.openapi import METHODS, PROBLEM_REF, document
-from api.problems import PROBLEM, _field, problem
+from graphmem.api.openapi import METHODS, PROBLEM_REF, document
+from graphmem.api.problems import PROBLEM, _field, problem
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def _operations(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]
 
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
-    from api.app import create_app
+    from graphmem.api.app import create_app
     from graphmem.config import Settings
 
     return create_app(Settings()).openapi()

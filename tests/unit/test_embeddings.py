@@ -8,8 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.config import PACKAGED_MODEL
-from graphmem.embeddings import SentenceTransformerEmbedder, int8_onnx_model, quant_arch
+from graphmem.config import PACKAGED_MODEL, Settings
+from graphmem.embeddings import (
+    SentenceTransformerEmbedder,
+    describe,
+    embedder_for,
+    int8_onnx_model,
+    quant_arch,
+)
 
 TEXTS = [
     "Caroline: I went to the LGBTQ support group yesterday.",
@@ -99,3 +105,14 @@ def test_count_tokens_uses_the_models_tokenizer_up_to_its_window(
     assert 4 <= short <= 10  # [CLS] caroline : hello there . [SEP]
     assert long == 256  # the model's window: the rest is never read
     assert fp32.count_tokens([]) == []
+
+
+@pytest.mark.parametrize("quantize", [False, True])
+def test_describe_tells_the_loaded_models_name_and_dimensions(quantize: bool) -> None:
+    settings = Settings(embedding_quantize=quantize)
+    e = embedder_for(settings)
+    assert describe(settings) == (e.name, e.dimensions)
+    assert describe(Settings(embedding_model="some/other-model")) is None
+    assert describe(Settings(embedder="e5-small-v2")) == ("e5-small-v2+int8", 384)
+    assert describe(Settings(embedder="bge-small-en-v1.5", embedding_quantize=False)) == (
+        "bge-small-en-v1.5", 384)

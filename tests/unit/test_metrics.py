@@ -14,8 +14,8 @@ import neo4j.exceptions as nx
 import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 
-from api import observability
 from graphmem import metrics
+from graphmem.api import observability
 from graphmem.config import Settings
 from graphmem.errors import Conflict, SchemaMismatch, StoreUnavailable
 from graphmem.models import IngestReport, SearchRequest, SearchResult
@@ -278,8 +278,16 @@ class FakeStore:
 
 
 class FakeMemory:
+    """What readiness asks of `Memory`: ping and index states."""
+
     def __init__(self, store: FakeStore) -> None:
         self.store = store
+
+    def ping(self) -> None:
+        self.store.ping()
+
+    def index_states(self) -> dict[str, str]:
+        return {r["name"]: r["state"] for r in self.store.run("queries/index_states")}
 
 
 class FakeRuntime:

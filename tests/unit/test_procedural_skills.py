@@ -127,3 +127,22 @@ def test_a_skill_whose_recent_executions_fail_is_flagged() -> None:
     reason = sk.flag([v(0, "success"), v(1, "failure"), v(2, "failure")])
     assert reason is not None and reason.startswith("2 of the last 3 executions failed")
     assert sk.flag([v(0, "failure"), v(1, "failure"), v(2, "success")]) is None
+
+
+def test_methods_group_successes_by_what_they_changed_across_clusters() -> None:
+    def view(id_: str, outcome: str, *tools: str) -> sk.CaseView:
+        return sk.CaseView(id_, "req", [a(t) for t in tools], outcome, T0)
+
+    cases = [view("c1", "success", "get_x", "cancel_x"), view("c2", "success", "cancel_x"),
+             view("c3", "success", "get_x", "book_x", "cancel_x"),
+             view("f1", "failure", "get_x", "book_x"), view("f2", "failure", "cancel_x"),
+             view("f3", "failure", "get_x")]
+    clusters = {"c1": "k1", "c2": "k2", "c3": "k3", "f1": "k1", "f2": "k4", "f3": "k5"}
+    found = sk.methods(cases, clusters)
+    assert [(m.key, m.supporting, m.contradicting) for m in found] == [
+        ("cancel_x", ["c1", "c2"], ["f1", "f2"]),  # f1: its request succeeded as cancel_x
+        ("book_x,cancel_x", ["c3"], [])]  # f3 changed nothing and no success shares its cluster
+    assert sk.method_key([a("get_x"), a("cancel_x"), a("book_x")]) == "book_x,cancel_x"
+    assert sk.spoken("update_reservation_flights") == "update reservation flights"
+    assert sk.methods(cases, clusters, min_successes=2)[0].key == "cancel_x"
+    assert len(sk.methods(cases, clusters, min_successes=2)) == 1

@@ -3,5 +3,5 @@
 // Parameters: $tenant, $owner, $now (datetime)
 // Columns: owner
 MERGE (l:ProceduralLock {tenant: $tenant, owner: $owner})
-SET l.locked_at = $now
+SET l.locked_at = $now, l.caption = 'formation lock: ' + $owner
 RETURN l.owner AS owner

@@ -1,0 +1,35 @@
+"""Routes for forgetting one thing: a message, a trace or a fact (see `graphmem.forget`)."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+
+from graphmem.forget import ForgetReport
+
+
+def router(TenantMem: Any) -> APIRouter:
+    r = APIRouter(prefix="/v1")
+    Id = Annotated[str, Path(min_length=1)]  # `{x:path}`: ids may hold "/" (sent as %2F)
+
+    @r.delete("/messages/{message_id:path}", response_model=ForgetReport)
+    def forget_message(message_id: Id, mem: TenantMem) -> ForgetReport:
+        """Forget one message: its sentence units, the turn windows and the episode holding it
+        (formed again from the session's other messages by a job committed with the deletion),
+        and the facts resting only on it. One transaction; an audit record keeps the id's hash
+        and the counts, never the content. Forgetting it again answers ``already_forgotten``;
+        an id never stored (for this tenant) is a 404."""
+        return mem.messages.forget(message_id)  # type: ignore[no-any-return]
+
+    @r.delete("/traces/{trace_id:path}", response_model=ForgetReport)
+    def forget_trace(trace_id: Id, mem: TenantMem) -> ForgetReport:
+        """Forget one trace: its steps and cases, and the skill versions resting only on them;
+        the owner's skills form again from the other cases."""
+        return mem.traces.forget(trace_id)  # type: ignore[no-any-return]
+
+    @r.delete("/facts/{fact_id:path}", response_model=ForgetReport)
+    def forget_fact(fact_id: Id, mem: TenantMem) -> ForgetReport:
+        """Forget one fact (an observation or a profile value) and the facts resting only on
+        it. The facts it superseded stay closed: history is not rewritten."""
+        return mem.facts.forget(fact_id)  # type: ignore[no-any-return]
+
+    return r

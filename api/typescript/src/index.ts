@@ -1,0 +1,297 @@
+/**
+ * TypeScript client of the graphmem HTTP API, over `fetch` (Node 18+, browsers, Deno, Bun).
+ *
+ * The body types come from the server's OpenAPI document (`npm run generate` writes
+ * `src/schema.d.ts` with openapi-typescript), so they are the server's own models. Every error
+ * answer (`application/problem+json`) is thrown as a typed `GraphMemError` subclass; a request
+ * that gets no answer throws `TransportError`. Reads, message and trace batches (idempotent by
+ * id) and searches are retried on 503 and on network errors, with exponential backoff.
+ *
+ *     const gm = new GraphMem({ baseUrl: "http://127.0.0.1:8000", apiKey: "..." });
+ *     await gm.addMessages([{ owner: "alice", session_id: "s1", speaker: "alice",
+ *                             text: "I moved to Lisbon.", timestamp: "2026-03-12T14:05:00Z" }]);
+ *     const { hits, context } = await gm.search({ query: "where does alice live?", owner: "alice" });
+ */
+import type { components } from "./schema.js";
+
+export type Schemas = components["schemas"];
+export type MessageIn = Schemas["MessageIn"];
+export type Message = Schemas["Message"];
+export type IngestReport = Schemas["IngestReport"];
+export type DeleteReport = Schemas["DeleteReport"];
+export type SearchRequest = Schemas["SearchRequest"];
+export type SearchResult = Schemas["SearchResult"];
+export type ContextRequest = Schemas["ContextRequest"];
+export type ContextResult = Schemas["ContextResult"];
+export type AnswerRequest = Schemas["AnswerRequest"];
+export type AnswerResult = Schemas["AnswerResult"];
+export type ForgetReport = Schemas["ForgetReport"];
+export type ObservationIn = Schemas["ObservationIn"];
+export type ProfileOp = Schemas["ProfileOp"];
+export type Fact = Schemas["Fact"];
+export type FactWrite = Schemas["FactWrite"];
+export type FactHistory = Schemas["FactHistory"];
+export type JobList = Schemas["JobList"];
+export type Job = Schemas["Job"];
+export type UsageReport = Schemas["UsageReport"];
+export type TraceIn = Schemas["TraceIn"];
+export type TraceReport = Schemas["TraceReport"];
+export type OutcomeIn = Schemas["OutcomeIn"];
+export type OutcomeReport = Schemas["OutcomeReport"];
+export type SkillSearch = Schemas["SkillSearch"];
+export type SkillSearchResult = Schemas["SkillSearchResult"];
+export type SkillDetail = Schemas["SkillDetail"];
+export type SkillHistory = Schemas["SkillHistory"];
+export type CaseDetail = Schemas["CaseDetail"];
+export type Problem = Schemas["Problem"];
+
+/** Any error: `status` (undefined when there was no answer), `title`, `detail`, `body`. */
+export class GraphMemError extends Error {
+  readonly status: number | undefined;
+  readonly title: string;
+  readonly detail: string;
+  readonly body: Problem | undefined;
+
+  constructor(detail: string, status?: number, title = "error", body?: Problem) {
+    super(status ? `${status} ${title}: ${detail}` : detail);
+    this.name = new.target.name;
+    this.status = status;
+    this.title = title;
+    this.detail = detail;
+    this.body = body;
+  }
+
+  /** The input at fault (`messages[3].timestamp`), for 400, 413 and 422. */
+  get field(): string | undefined {
+    return this.body?.field ?? undefined;
+  }
+}
+/** 400 / 422: `field` names the input, `body.errors` lists each. */
+export class InvalidInput extends GraphMemError {}
+/** 413: more than one request may carry or cost. */
+export class TooLarge extends InvalidInput {}
+export class Unauthorized extends GraphMemError {}
+export class Forbidden extends GraphMemError {}
+export class NotFound extends GraphMemError {}
+export class Conflict extends GraphMemError {}
+/** 503: the server cannot reach Neo4j; retry later. */
+export class Unavailable extends GraphMemError {}
+export class ServerError extends GraphMemError {}
+/** No answer: the connection failed or timed out. */
+export class TransportError extends GraphMemError {}
+
+const BY_STATUS: Record<number, typeof GraphMemError> = {
+  400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
+  413: TooLarge, 422: InvalidInput, 503: Unavailable,
+};
+
+export interface GraphMemOptions {
+  /** Default: `http://127.0.0.1:8000`. */
+  baseUrl?: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** Per attempt; default 60000. */
+  timeoutMs?: number;
+  /** Attempts after the first, for requests safe to repeat; default 2. */
+  retries?: number;
+  /** First wait, doubled each retry (at least the server's Retry-After, at most 8 s); default 500. */
+  backoffMs?: number;
+  /** Another fetch (tests, proxies). */
+  fetch?: typeof fetch;
+}
+
+type Query = Record<string, string | number | boolean | null | undefined>;
+
+interface Call {
+  method: "GET" | "POST" | "DELETE";
+  path: string;
+  query?: Query;
+  body?: unknown;
+  /** Safe to send again after a 503 or a lost answer. */
+  retry: boolean;
+}
+
+const id = (value: string): string => encodeURIComponent(value); // ids may hold "/"
+
+export class GraphMem {
+  readonly baseUrl: string;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly backoffMs: number;
+  private readonly fetch: typeof fetch;
+
+  constructor(options: GraphMemOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? "http://127.0.0.1:8000").replace(/\/+$/, "");
+    this.headers = { Accept: "application/json" };
+    if (options.apiKey) this.headers.Authorization = `Bearer ${options.apiKey}`;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.retries = options.retries ?? 2;
+    this.backoffMs = options.backoffMs ?? 500;
+    this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  }
+
+  // --- messages, search, context --------------------------------------------------------------
+
+  addMessages(messages: MessageIn[]): Promise<IngestReport> {
+    return this.send({ method: "POST", path: "/v1/messages", body: { messages }, retry: true });
+  }
+  getMessage(messageId: string): Promise<Message> {
+    return this.send({ method: "GET", path: `/v1/messages/${id(messageId)}`, retry: true });
+  }
+  sessionMessages(sessionId: string,
+                  query: { owner?: string; skip?: number; limit?: number } = {}): Promise<Message[]> {
+    return this.send({ method: "GET", path: `/v1/sessions/${id(sessionId)}/messages`, query,
+                       retry: true });
+  }
+  deleteOwner(owner: string): Promise<DeleteReport> {
+    return this.send({ method: "DELETE", path: `/v1/owners/${id(owner)}`, retry: true });
+  }
+  search(request: SearchRequest): Promise<SearchResult> {
+    return this.send({ method: "POST", path: "/v1/search", body: request, retry: true });
+  }
+  context(request: ContextRequest): Promise<ContextResult> {
+    return this.send({ method: "POST", path: "/v1/context", body: request, retry: true });
+  }
+  /** Sent once (it costs LLM tokens); 501 (`ServerError`) when the server has no LLM. */
+  answer(request: AnswerRequest): Promise<AnswerResult> {
+    return this.send({ method: "POST", path: "/v1/answer", body: request, retry: false });
+  }
+
+  // --- forgetting -------------------------------------------------------------------------------
+
+  forgetMessage(messageId: string): Promise<ForgetReport> {
+    return this.send({ method: "DELETE", path: `/v1/messages/${id(messageId)}`, retry: true });
+  }
+  forgetTrace(traceId: string): Promise<ForgetReport> {
+    return this.send({ method: "DELETE", path: `/v1/traces/${id(traceId)}`, retry: true });
+  }
+  forgetFact(factId: string): Promise<ForgetReport> {
+    return this.send({ method: "DELETE", path: `/v1/facts/${id(factId)}`, retry: true });
+  }
+
+  // --- facts ------------------------------------------------------------------------------------
+
+  addObservations(observations: ObservationIn[]): Promise<FactWrite[]> {
+    return this.send({ method: "POST", path: "/v1/observations", body: { observations },
+                       retry: false });
+  }
+  observations(query: { owner: string; subject?: string; type?: string; as_of?: string;
+                        known_at?: string; include_history?: boolean }): Promise<Fact[]> {
+    return this.send({ method: "GET", path: "/v1/observations", query, retry: true });
+  }
+  observationHistory(factId: string): Promise<FactHistory> {
+    return this.send({ method: "GET", path: `/v1/observations/${id(factId)}/history`,
+                       retry: true });
+  }
+  profileOps(ops: ProfileOp[]): Promise<FactWrite[]> {
+    return this.send({ method: "POST", path: "/v1/profile/ops", body: { ops }, retry: false });
+  }
+  profile(owner: string, query: { as_of?: string; known_at?: string;
+                                  include_history?: boolean } = {}): Promise<Fact[]> {
+    return this.send({ method: "GET", path: `/v1/profile/${id(owner)}`, query, retry: true });
+  }
+
+  audits(): Promise<Schemas["AuditInfo"][]> {
+    return this.send({ method: "GET", path: "/v1/audit", retry: true });
+  }
+  /** A named read-only audit query; its parameters as the query. */
+  audit(name: string, query: Query = {}): Promise<Schemas["AuditResult"]> {
+    return this.send({ method: "GET", path: `/v1/audit/${id(name)}`, query, retry: true });
+  }
+
+  // --- jobs, usage, procedural memory, health ---------------------------------------------------
+
+  jobs(query: { state?: Job["state"]; skip?: number; limit?: number } = {}): Promise<JobList> {
+    return this.send({ method: "GET", path: "/v1/jobs", query, retry: true });
+  }
+  /** A failed or done job back to pending; 409 (`Conflict`) while pending or running. */
+  rerunJob(jobId: string): Promise<Job> {
+    return this.send({ method: "POST", path: `/v1/jobs/${id(jobId)}/rerun`, retry: false });
+  }
+  usage(query: { since?: string; until?: string } = {}): Promise<UsageReport> {
+    return this.send({ method: "GET", path: "/v1/usage", query, retry: true });
+  }
+  addTraces(traces: TraceIn[]): Promise<TraceReport> {
+    return this.send({ method: "POST", path: "/v1/traces", body: { traces }, retry: true });
+  }
+  setOutcome(traceId: string, outcome: OutcomeIn): Promise<OutcomeReport> {
+    return this.send({ method: "POST", path: `/v1/traces/${id(traceId)}/outcome`,
+                       body: outcome, retry: false });
+  }
+  searchSkills(request: SkillSearch): Promise<SkillSearchResult> {
+    return this.send({ method: "POST", path: "/v1/skills/search", body: request, retry: true });
+  }
+  skill(skillId: string, query: { limit?: number } = {}): Promise<SkillDetail> {
+    return this.send({ method: "GET", path: `/v1/skills/${id(skillId)}`, query, retry: true });
+  }
+  skillHistory(skillId: string): Promise<SkillHistory> {
+    return this.send({ method: "GET", path: `/v1/skills/${id(skillId)}/history`, retry: true });
+  }
+  case(caseId: string): Promise<CaseDetail> {
+    return this.send({ method: "GET", path: `/v1/cases/${id(caseId)}`, retry: true });
+  }
+  health(): Promise<Record<string, unknown>> {
+    return this.send({ method: "GET", path: "/healthz", retry: true });
+  }
+  /** `Unavailable` naming what is missing until the server is ready. */
+  ready(): Promise<Record<string, unknown>> {
+    return this.send({ method: "GET", path: "/readyz", retry: true });
+  }
+
+  // --- sending ----------------------------------------------------------------------------------
+
+  private async send<T>(call: Call): Promise<T> {
+    const url = new URL(this.baseUrl + call.path);
+    for (const [key, value] of Object.entries(call.query ?? {})) {
+      if (value !== undefined && value !== null) url.searchParams.set(key, String(value));
+    }
+    const headers = { ...this.headers };
+    if (call.body !== undefined) headers["Content-Type"] = "application/json";
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.fetch(url, {
+          method: call.method, headers, signal: AbortSignal.timeout(this.timeoutMs),
+          body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        });
+      } catch (err) {
+        if (call.retry && attempt < this.retries) {
+          await sleep(this.wait(attempt));
+          continue;
+        }
+        throw new TransportError(`no answer: ${String(err)}`);
+      }
+      if (response.ok) return (await response.json()) as T;
+      if (response.status === 503 && call.retry && attempt < this.retries) {
+        const after = Number(response.headers.get("Retry-After") ?? "0") * 1000;
+        await response.body?.cancel();
+        await sleep(Math.min(Math.max(this.wait(attempt), after || 0), 8000));
+        continue;
+      }
+      throw await errorOf(response);
+    }
+  }
+
+  private wait(attempt: number): number {
+    return this.backoffMs * 2 ** attempt * (0.8 + 0.4 * Math.random());
+  }
+}
+
+async function errorOf(response: Response): Promise<GraphMemError> {
+  const Cls = BY_STATUS[response.status] ?? (response.status >= 500 ? ServerError : GraphMemError);
+  const text = await response.text();
+  let body: Problem | undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === "object") body = parsed as Problem;
+  } catch {
+    body = undefined;
+  }
+  const title = body?.title || response.statusText.toLowerCase();
+  return new Cls(body?.detail || text.slice(0, 500) || title, response.status, title, body);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,43 @@
+/**
+ * Runs against a live server (GRAPHMEM_URL, GRAPHMEM_API_KEY, GRAPHMEM_OWNER): adds messages,
+ * reads a session, searches, and meets a 404 and a 422. Prints what it saw as one JSON line.
+ */
+import { GraphMem, InvalidInput, NotFound, type MessageIn } from "../src/index.js";
+
+const owner = process.env.GRAPHMEM_OWNER ?? "ts-smoke";
+const gm = new GraphMem({ baseUrl: process.env.GRAPHMEM_URL, apiKey: process.env.GRAPHMEM_API_KEY,
+                          backoffMs: 10 });
+
+const turn = (i: number, text: string): MessageIn => ({
+  id: `${owner}/m${i}`, owner, session_id: "s/1", speaker: i % 2 ? "bob" : "alice", text,
+  timestamp: `2024-05-08T13:5${i}:00+02:00`,
+});
+
+const report = await gm.addMessages([
+  turn(0, "I adopted a greyhound called Pixel."), turn(1, "Pixel loves the beach at dawn."),
+  turn(2, "We are flying to Tokyo in October."),
+]);
+const again = await gm.addMessages([turn(0, "I adopted a greyhound called Pixel.")]);
+const session = await gm.sessionMessages("s/1", { owner });
+const found = await gm.search({ query: "what is the dog called?", owner, k: 2 });
+const one = await gm.getMessage(`${owner}/m2`);
+
+let notFound: unknown = null;
+try {
+  await gm.getMessage(`${owner}/missing`);
+} catch (err) {
+  if (err instanceof NotFound) notFound = { status: err.status, title: err.title };
+}
+let invalid: unknown = null;
+try {
+  await gm.addMessages([{ ...turn(9, "no offset"), timestamp: "2024-05-08T13:59:00" }]);
+} catch (err) {
+  if (err instanceof InvalidInput) invalid = { status: err.status, field: err.field };
+}
+const gone = await gm.deleteOwner(owner);
+
+console.log(JSON.stringify({
+  created: report.created, duplicates: again.duplicates, session: session.map((m) => m.id),
+  hits: found.hits.filter((h) => h.nucleus).map((h) => h.id), utc: one.timestamp,
+  notFound, invalid, deleted: gone.messages,
+}));

@@ -1,0 +1,314 @@
+"""Every API operation the client knows, as data: `ENDPOINTS` (HTTP method, OpenAPI path, whether
+a retry is safe) and one builder per operation that turns typed arguments into a `Call`. The
+sync and async clients only send calls; nothing here does I/O.
+
+A retry is safe (``retry``) for reads and for writes that are idempotent by design: a message
+batch (a message id sent twice is stored once, and a message without an id gets one derived from
+its content) and a trace batch (the same). Other writes are sent once: a connection that never
+opened is retried, an answer lost on the way is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from functools import cache
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from graphmem.client.errors import from_validation
+from graphmem.wire import (
+    AnswerRequest,
+    AnswerResult,
+    AuditInfo,
+    AuditResult,
+    CaseDetail,
+    ContextRequest,
+    ContextResult,
+    DeleteReport,
+    Fact,
+    FactHistory,
+    FactWrite,
+    ForgetReport,
+    IngestReport,
+    Job,
+    JobList,
+    JobState,
+    Message,
+    MessageBatch,
+    ObservationBatch,
+    Outcome,
+    OutcomeIn,
+    OutcomeReport,
+    ProfileOps,
+    SearchRequest,
+    SearchResult,
+    SkillDetail,
+    SkillHistory,
+    SkillSearch,
+    SkillSearchResult,
+    TraceBatch,
+    TraceReport,
+    UsageReport,
+)
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+Query = Mapping[str, str | int | float | bool | datetime | date | None]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    method: str
+    path: str
+    """The path as the OpenAPI document names it, e.g. ``/v1/messages/{message_id}``."""
+    retry: bool
+    """Safe to send again when the answer was lost or was a 503."""
+
+
+ENDPOINTS: dict[str, Endpoint] = {
+    "add_messages": Endpoint("POST", "/v1/messages", True),
+    "get_message": Endpoint("GET", "/v1/messages/{message_id}", True),
+    "session_messages": Endpoint("GET", "/v1/sessions/{session_id}/messages", True),
+    "delete_owner": Endpoint("DELETE", "/v1/owners/{owner}", True),
+    "search": Endpoint("POST", "/v1/search", True),
+    "context": Endpoint("POST", "/v1/context", True),
+    "answer": Endpoint("POST", "/v1/answer", False),
+    "forget_message": Endpoint("DELETE", "/v1/messages/{message_id}", True),
+    "forget_trace": Endpoint("DELETE", "/v1/traces/{trace_id}", True),
+    "forget_fact": Endpoint("DELETE", "/v1/facts/{fact_id}", True),
+    "add_observations": Endpoint("POST", "/v1/observations", False),
+    "observations": Endpoint("GET", "/v1/observations", True),
+    "observation_history": Endpoint("GET", "/v1/observations/{fact_id}/history", True),
+    "profile_ops": Endpoint("POST", "/v1/profile/ops", False),
+    "profile": Endpoint("GET", "/v1/profile/{owner}", True),
+    "audits": Endpoint("GET", "/v1/audit", True),
+    "audit": Endpoint("GET", "/v1/audit/{name}", True),
+    "jobs": Endpoint("GET", "/v1/jobs", True),
+    "rerun_job": Endpoint("POST", "/v1/jobs/{job_id}/rerun", False),
+    "usage": Endpoint("GET", "/v1/usage", True),
+    "add_traces": Endpoint("POST", "/v1/traces", True),
+    "set_outcome": Endpoint("POST", "/v1/traces/{trace_id}/outcome", False),
+    "search_skills": Endpoint("POST", "/v1/skills/search", True),
+    "skill": Endpoint("GET", "/v1/skills/{skill_id}", True),
+    "skill_history": Endpoint("GET", "/v1/skills/{skill_id}/history", True),
+    "case": Endpoint("GET", "/v1/cases/{case_id}", True),
+    "health": Endpoint("GET", "/healthz", True),
+    "ready": Endpoint("GET", "/readyz", True),
+}
+NOT_COVERED = {("GET", "/metrics"), ("GET", "/browser/style.grass"),
+               ("GET", "/browser/guide.html")}
+"""Operations with no client method: Prometheus' scrape and Neo4j Browser's assets."""
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request to send and how to read its answer."""
+
+    name: str
+    url: str
+    parse: Callable[[Any], T]
+    params: dict[str, str] = field(default_factory=dict)
+    json: Any = None
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return ENDPOINTS[self.name]
+
+
+def _call(name: str, reply: Any, *, path: Mapping[str, str] | None = None,
+          params: Query | None = None, body: BaseModel | None = None) -> Call[Any]:
+    url = ENDPOINTS[name].path
+    for key, value in (path or {}).items():
+        url = url.replace("{" + key + "}", quote(value, safe=""))  # ids may hold "/"
+    json = body.model_dump(mode="json", exclude_unset=True) if body is not None else None
+    return Call(name, url, _adapter(reply).validate_python, _query(params or {}), json)
+
+
+@cache
+def _adapter(reply: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(reply)
+
+
+def _query(params: Query) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        elif isinstance(value, datetime | date):
+            out[key] = value.isoformat()
+        else:
+            out[key] = str(value)
+    return out
+
+
+def model(cls: type[M], value: Any) -> M:
+    """A request model from a model or a mapping, validated here: bad input raises
+    `InvalidInput` naming the field before anything is sent."""
+    if isinstance(value, cls):
+        return value
+    try:
+        return cls.model_validate(value)
+    except ValidationError as exc:
+        raise from_validation(exc) from None
+
+
+def _items(values: Iterable[Any]) -> list[Any]:
+    return [v.model_dump(exclude_unset=True) if isinstance(v, BaseModel) else v for v in values]
+
+
+# --- messages and search ---------------------------------------------------------------------
+
+def add_messages(messages: Iterable[Any]) -> Call[IngestReport]:
+    batch = model(MessageBatch, {"messages": _items(messages)})
+    return _call("add_messages", IngestReport, body=batch)
+
+
+def get_message(message_id: str) -> Call[Message]:
+    return _call("get_message", Message, path={"message_id": message_id})
+
+
+def session_messages(session_id: str, owner: str | None, skip: int,
+                     limit: int) -> Call[list[Message]]:
+    return _call("session_messages", list[Message], path={"session_id": session_id},
+                 params={"owner": owner, "skip": skip, "limit": limit})
+
+
+def delete_owner(owner: str) -> Call[DeleteReport]:
+    return _call("delete_owner", DeleteReport, path={"owner": owner})
+
+
+def _request(cls: type[M], query: str | M, owner: str | None, options: Mapping[str, Any]) -> M:
+    """A query request from a model, or from the query, owner and the model's other fields."""
+    if isinstance(query, cls):
+        if owner is not None or options:
+            raise TypeError(f"pass either a {cls.__name__} or query, owner and options")
+        return query
+    return model(cls, {"query": query, "owner": owner, **options})
+
+
+def search(query: str | SearchRequest, owner: str | None,
+           options: Mapping[str, Any]) -> Call[SearchResult]:
+    return _call("search", SearchResult, body=_request(SearchRequest, query, owner, options))
+
+
+def context(query: str | ContextRequest, owner: str | None,
+            options: Mapping[str, Any]) -> Call[ContextResult]:
+    req = _request(ContextRequest, query, owner, options)
+    return _call("context", ContextResult, body=req)
+
+
+def answer(query: str | AnswerRequest, owner: str | None,
+           options: Mapping[str, Any]) -> Call[AnswerResult]:
+    return _call("answer", AnswerResult, body=_request(AnswerRequest, query, owner, options))
+
+
+# --- forgetting ------------------------------------------------------------------------------
+
+def forget_message(message_id: str) -> Call[ForgetReport]:
+    return _call("forget_message", ForgetReport, path={"message_id": message_id})
+
+
+def forget_trace(trace_id: str) -> Call[ForgetReport]:
+    return _call("forget_trace", ForgetReport, path={"trace_id": trace_id})
+
+
+def forget_fact(fact_id: str) -> Call[ForgetReport]:
+    return _call("forget_fact", ForgetReport, path={"fact_id": fact_id})
+
+
+# --- facts and audit -------------------------------------------------------------------------
+
+def add_observations(observations: Iterable[Any]) -> Call[list[FactWrite]]:
+    batch = model(ObservationBatch, {"observations": _items(observations)})
+    return _call("add_observations", list[FactWrite], body=batch)
+
+
+def observations(owner: str, subject: str | None, type: str | None, as_of: datetime | None,
+                 known_at: datetime | None, include_history: bool) -> Call[list[Fact]]:
+    return _call("observations", list[Fact], params={
+        "owner": owner, "subject": subject, "type": type, "as_of": as_of,
+        "known_at": known_at, "include_history": include_history or None})
+
+
+def observation_history(fact_id: str) -> Call[FactHistory]:
+    return _call("observation_history", FactHistory, path={"fact_id": fact_id})
+
+
+def profile_ops(ops: Iterable[Any]) -> Call[list[FactWrite]]:
+    return _call("profile_ops", list[FactWrite], body=model(ProfileOps, {"ops": _items(ops)}))
+
+
+def profile(owner: str, as_of: datetime | None, known_at: datetime | None,
+            include_history: bool) -> Call[list[Fact]]:
+    return _call("profile", list[Fact], path={"owner": owner}, params={
+        "as_of": as_of, "known_at": known_at, "include_history": include_history or None})
+
+
+def audits() -> Call[list[AuditInfo]]:
+    return _call("audits", list[AuditInfo])
+
+
+def audit(name: str, params: Query) -> Call[AuditResult]:
+    return _call("audit", AuditResult, path={"name": name}, params=params)
+
+
+# --- jobs and usage --------------------------------------------------------------------------
+
+def jobs(state: JobState | None, skip: int, limit: int) -> Call[JobList]:
+    return _call("jobs", JobList, params={"state": state, "skip": skip, "limit": limit})
+
+
+def rerun_job(job_id: str) -> Call[Job]:
+    return _call("rerun_job", Job, path={"job_id": job_id})
+
+
+def usage(since: date | None, until: date | None) -> Call[UsageReport]:
+    return _call("usage", UsageReport, params={"since": since, "until": until})
+
+
+# --- procedural memory -----------------------------------------------------------------------
+
+def add_traces(traces: Iterable[Any]) -> Call[TraceReport]:
+    batch = model(TraceBatch, {"traces": _items(traces)})
+    return _call("add_traces", TraceReport, body=batch)
+
+
+def set_outcome(trace_id: str, outcome: Outcome, score: float | None, detail: str | None,
+                feedback: str | None) -> Call[OutcomeReport]:
+    fields = {"outcome": outcome, "score": score, "detail": detail, "feedback": feedback}
+    body = model(OutcomeIn, {k: v for k, v in fields.items() if v is not None})
+    return _call("set_outcome", OutcomeReport, path={"trace_id": trace_id}, body=body)
+
+
+def search_skills(query: str | SkillSearch, owner: str | None,
+                  options: Mapping[str, Any]) -> Call[SkillSearchResult]:
+    req = _request(SkillSearch, query, owner, options)
+    return _call("search_skills", SkillSearchResult, body=req)
+
+
+def skill(skill_id: str, limit: int) -> Call[SkillDetail]:
+    return _call("skill", SkillDetail, path={"skill_id": skill_id}, params={"limit": limit})
+
+
+def skill_history(skill_id: str) -> Call[SkillHistory]:
+    return _call("skill_history", SkillHistory, path={"skill_id": skill_id})
+
+
+def case(case_id: str) -> Call[CaseDetail]:
+    return _call("case", CaseDetail, path={"case_id": case_id})
+
+
+# --- probes ----------------------------------------------------------------------------------
+
+def health() -> Call[dict[str, Any]]:
+    return _call("health", dict[str, Any])
+
+
+def ready() -> Call[dict[str, Any]]:
+    return _call("ready", dict[str, Any])

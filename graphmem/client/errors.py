@@ -1,0 +1,145 @@
+"""The client's exceptions: every error answer of the API (an ``application/problem+json`` body)
+becomes one typed exception, and a request that got no answer becomes a `TransportError`.
+
+    GraphMemError           any error; ``status``, ``title``, ``detail``, ``body`` (the Problem)
+    ├── InvalidInput        400 / 422: ``field`` names the input at fault, ``errors`` lists each
+    │   └── TooLarge        413: more than one request may carry or cost; send less per request
+    ├── Unauthorized        401: no API key, or an unknown one
+    ├── Forbidden           403
+    ├── NotFound            404: nothing with this id for this tenant (or no such route)
+    ├── Conflict            409: an id already stored with other content; nothing was written
+    ├── Unavailable         503: the server cannot reach its store; retry later
+    ├── ServerError         500 and other 5xx: see the server's log
+    └── TransportError      no answer: the connection failed or was lost
+        └── Timeout         no answer in time
+
+The names follow `graphmem.errors` (the library's own tree), so code that runs graphmem in
+process or over HTTP handles the same kinds of failure by the same names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from graphmem.wire import Problem, ProblemItem
+
+
+class GraphMemError(Exception):
+    """An error answer of the graphmem API, or no answer (`TransportError`, ``status`` None)."""
+
+    def __init__(self, detail: str, *, status: int | None = None, title: str = "error",
+                 body: Problem | None = None, response: httpx.Response | None = None) -> None:
+        super().__init__(f"{status} {title}: {detail}" if status else detail)
+        self.detail = detail
+        self.status = status
+        self.title = title
+        self.body = body
+        self.response = response
+
+
+class InvalidInput(GraphMemError):
+    """Bad input: ``field`` names it (``messages[3].timestamp``), ``errors`` lists every wrong
+    input. Raised before sending, too, when a request model does not validate."""
+
+    @property
+    def field(self) -> str | None:
+        return self.body.field if self.body else None
+
+    @property
+    def errors(self) -> list[ProblemItem]:
+        return self.body.errors if self.body else []
+
+
+class TooLarge(InvalidInput):
+    """Over a size or work limit of one request (413): nothing was written."""
+
+
+class Unauthorized(GraphMemError):
+    pass
+
+
+class Forbidden(GraphMemError):
+    pass
+
+
+class NotFound(GraphMemError):
+    pass
+
+
+class Conflict(GraphMemError):
+    pass
+
+
+class Unavailable(GraphMemError):
+    """503: the server cannot reach Neo4j (``retry_after`` seconds, if it said)."""
+
+    @property
+    def retry_after(self) -> float | None:
+        return retry_after(self.response) if self.response is not None else None
+
+
+class ServerError(GraphMemError):
+    pass
+
+
+class TransportError(GraphMemError):
+    """No answer: connection refused, reset or lost (the httpx error is ``__cause__``)."""
+
+
+class Timeout(TransportError):
+    pass
+
+
+BY_STATUS: dict[int, type[GraphMemError]] = {
+    400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
+    413: TooLarge, 422: InvalidInput, 503: Unavailable,
+}
+
+
+def from_response(response: httpx.Response) -> GraphMemError:
+    """The exception for an error answer; its problem+json body parsed when there is one."""
+    status = response.status_code
+    cls = BY_STATUS.get(status, ServerError if status >= 500 else GraphMemError)
+    body: Problem | None = None
+    try:
+        data: Any = response.json()
+        if isinstance(data, dict):
+            body = Problem.model_validate({"status": status, "title": "", "detail": "", **data})
+    except (ValueError, ValidationError):
+        body = None
+    if body is None:
+        text = response.text.strip()[:500] or response.reason_phrase
+        return cls(text, status=status, title=response.reason_phrase.lower(), response=response)
+    title = body.title or response.reason_phrase.lower()
+    return cls(body.detail or title, status=status, title=title, body=body, response=response)
+
+
+def from_validation(exc: ValidationError) -> InvalidInput:
+    """A request model that did not validate before sending, as the server would have said it
+    (422, ``field`` like ``messages[0].timestamp``)."""
+    items = [ProblemItem(field=field_name(e["loc"]), problem=e["msg"]) for e in exc.errors()]
+    items = items or [ProblemItem(field="body", problem=str(exc))]
+    detail = "; ".join(f"{i.field}: {i.problem}" for i in items[:5])
+    body = Problem(title="invalid input", status=422, detail=detail, field=items[0].field,
+                   errors=items)
+    return InvalidInput(detail, status=422, title="invalid input", body=body)
+
+
+def field_name(loc: tuple[int | str, ...]) -> str:
+    """('messages', 0, 'timestamp') -> 'messages[0].timestamp' (the server's spelling)."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "body"
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The ``Retry-After`` header in seconds (the delay form only), else None."""
+    value = response.headers.get("Retry-After", "")
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

@@ -1,0 +1,227 @@
+"""`GraphMem`: the synchronous client, one typed method per API operation."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from graphmem.client import calls
+from graphmem.client.base import DEFAULT_TIMEOUT, Retry, httpx_options, no_answer, result
+from graphmem.wire import (
+    AnswerRequest,
+    AnswerResult,
+    AuditInfo,
+    AuditResult,
+    CaseDetail,
+    ContextRequest,
+    ContextResult,
+    DeleteReport,
+    Fact,
+    FactHistory,
+    FactWrite,
+    ForgetReport,
+    IngestReport,
+    Job,
+    JobList,
+    JobState,
+    Message,
+    MessageIn,
+    ObservationIn,
+    Outcome,
+    OutcomeReport,
+    ProfileOp,
+    SearchRequest,
+    SearchResult,
+    SkillDetail,
+    SkillHistory,
+    SkillSearch,
+    SkillSearchResult,
+    TraceIn,
+    TraceReport,
+    UsageReport,
+)
+
+T = TypeVar("T")
+Param = str | int | float | bool | datetime | date | None
+
+
+class GraphMem:
+    """A graphmem server over HTTP::
+
+        with GraphMem("http://127.0.0.1:8000", api_key="...") as gm:
+            gm.add_messages([{"owner": "alice", "session_id": "s1", "speaker": "alice",
+                              "text": "I moved to Lisbon.", "timestamp": "2026-03-12T14:05:00Z"}])
+            result = gm.search("where does alice live?", owner="alice", k=5)
+
+    Requests and replies are the models of `graphmem.wire`; an error answer raises the
+    matching `graphmem.client.errors` exception. ``base_url`` and ``api_key`` default to
+    ``GRAPHMEM_URL`` and ``GRAPHMEM_API_KEY``; ``timeout`` is in seconds (or an
+    `httpx.Timeout`); ``retries``, ``backoff`` and ``max_backoff`` are the `Retry` policy;
+    ``transport`` replaces httpx's (tests, proxies).
+    """
+
+    def __init__(self, base_url: str | None = None, api_key: str | None = None, *,
+                 timeout: float | httpx.Timeout = DEFAULT_TIMEOUT, retries: int = 2,
+                 backoff: float = 0.5, max_backoff: float = 8.0,
+                 headers: dict[str, str] | None = None,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.retry = Retry(retries, backoff, max_backoff)
+        self._http = httpx.Client(**httpx_options(base_url, api_key, timeout, headers),
+                                  transport=transport)
+
+    @property
+    def base_url(self) -> str:
+        return str(self._http.base_url)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> GraphMem:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def _run(self, call: calls.Call[T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(call.endpoint.method, call.url,
+                                              params=call.params, json=call.json)
+            except httpx.TransportError as exc:
+                wait = self.retry.delay(call, attempt, exc)
+                if wait is None:
+                    raise no_answer(exc) from exc
+            else:
+                wait = self.retry.delay(call, attempt, response)
+                if wait is None:
+                    return result(call, response)
+            time.sleep(wait)
+            attempt += 1
+
+    # --- messages and search -----------------------------------------------------------------
+
+    def add_messages(self, messages: Iterable[MessageIn | Mapping[str, Any]]) -> IngestReport:
+        """Store a batch; returns once committed. Safe to repeat (ids make it idempotent)."""
+        return self._run(calls.add_messages(messages))
+
+    def get_message(self, message_id: str) -> Message:
+        return self._run(calls.get_message(message_id))
+
+    def session_messages(self, session_id: str, *, owner: str | None = None, skip: int = 0,
+                         limit: int = 100) -> list[Message]:
+        """A session's messages in event-time order."""
+        return self._run(calls.session_messages(session_id, owner, skip, limit))
+
+    def delete_owner(self, owner: str) -> DeleteReport:
+        """Forget everything of an owner; reports what was removed."""
+        return self._run(calls.delete_owner(owner))
+
+    def search(self, query: str | SearchRequest, owner: str | None = None,
+               **options: Any) -> SearchResult:
+        """Hybrid recall: ``search("where does alice live?", owner="alice", k=5)``; the options
+        are the fields of `SearchRequest` (or pass one)."""
+        return self._run(calls.search(query, owner, options))
+
+    def context(self, query: str | ContextRequest, owner: str | None = None,
+                **options: Any) -> ContextResult:
+        """The packed context for a question (facts, episodes, messages, each line with an
+        evidence id); the options are the fields of `ContextRequest` (or pass one)."""
+        return self._run(calls.context(query, owner, options))
+
+    def answer(self, query: str | AnswerRequest, owner: str | None = None,
+               **options: Any) -> AnswerResult:
+        """An answer read from that context by the server's LLM, citing its evidence. Sent
+        once (it costs tokens); a server without an LLM answers 501 (`ServerError`)."""
+        return self._run(calls.answer(query, owner, options))
+
+    # --- forgetting one thing ----------------------------------------------------------------
+
+    def forget_message(self, message_id: str) -> ForgetReport:
+        """Forget one message and what rests only on it; again: ``already_forgotten``."""
+        return self._run(calls.forget_message(message_id))
+
+    def forget_trace(self, trace_id: str) -> ForgetReport:
+        return self._run(calls.forget_trace(trace_id))
+
+    def forget_fact(self, fact_id: str) -> ForgetReport:
+        return self._run(calls.forget_fact(fact_id))
+
+    # --- facts and audit ---------------------------------------------------------------------
+
+    def add_observations(self,
+                         observations: Iterable[ObservationIn | Mapping[str, Any]]
+                         ) -> list[FactWrite]:
+        return self._run(calls.add_observations(observations))
+
+    def observations(self, owner: str, *, subject: str | None = None, type: str | None = None,
+                     as_of: datetime | None = None, known_at: datetime | None = None,
+                     include_history: bool = False) -> list[Fact]:
+        return self._run(calls.observations(owner, subject, type, as_of, known_at,
+                                            include_history))
+
+    def observation_history(self, fact_id: str) -> FactHistory:
+        return self._run(calls.observation_history(fact_id))
+
+    def profile_ops(self, ops: Iterable[ProfileOp | Mapping[str, Any]]) -> list[FactWrite]:
+        return self._run(calls.profile_ops(ops))
+
+    def profile(self, owner: str, *, as_of: datetime | None = None,
+                known_at: datetime | None = None, include_history: bool = False) -> list[Fact]:
+        return self._run(calls.profile(owner, as_of, known_at, include_history))
+
+    def audits(self) -> list[AuditInfo]:
+        return self._run(calls.audits())
+
+    def audit(self, name: str, /, **params: Param) -> AuditResult:
+        """Run a named audit query; its parameters as keywords."""
+        return self._run(calls.audit(name, params))
+
+    # --- jobs and usage ----------------------------------------------------------------------
+
+    def jobs(self, *, state: JobState | None = None, skip: int = 0, limit: int = 100) -> JobList:
+        return self._run(calls.jobs(state, skip, limit))
+
+    def rerun_job(self, job_id: str) -> Job:
+        return self._run(calls.rerun_job(job_id))
+
+    def usage(self, *, since: date | None = None, until: date | None = None) -> UsageReport:
+        return self._run(calls.usage(since, until))
+
+    # --- procedural memory -------------------------------------------------------------------
+
+    def add_traces(self, traces: Iterable[TraceIn | Mapping[str, Any]]) -> TraceReport:
+        return self._run(calls.add_traces(traces))
+
+    def set_outcome(self, trace_id: str, outcome: Outcome, *, score: float | None = None,
+                    detail: str | None = None, feedback: str | None = None) -> OutcomeReport:
+        return self._run(calls.set_outcome(trace_id, outcome, score, detail, feedback))
+
+    def search_skills(self, query: str | SkillSearch, owner: str | None = None,
+                      **options: Any) -> SkillSearchResult:
+        return self._run(calls.search_skills(query, owner, options))
+
+    def skill(self, skill_id: str, *, limit: int = 50) -> SkillDetail:
+        return self._run(calls.skill(skill_id, limit))
+
+    def skill_history(self, skill_id: str) -> SkillHistory:
+        return self._run(calls.skill_history(skill_id))
+
+    def case(self, case_id: str) -> CaseDetail:
+        return self._run(calls.case(case_id))
+
+    # --- probes ------------------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        """``/healthz``: `Unavailable` when the server cannot reach Neo4j."""
+        return self._run(calls.health())
+
+    def ready(self) -> dict[str, Any]:
+        """``/readyz``: `Unavailable` naming what is missing until ready."""
+        return self._run(calls.ready())

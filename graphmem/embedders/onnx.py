@@ -1,0 +1,148 @@
+"""BERT-style embedding models from Maven Central jars on ONNX Runtime: e5-small-v2 (mean
+pooling, ``query: `` / ``passage: `` prefixes) and bge-small-en-v1.5 (the [CLS] vector, an
+instruction before queries only). Both give 384 normalised dimensions. The jars come from
+`graphmem.embedders.maven`; ``quantize`` picks the jar's int8 twin (dynamic quantization).
+
+Queries and stored texts are embedded differently (the models were trained that way), so this
+embedder has ``embed_query`` beside ``embed``; `graphmem.embeddings.query_vectors` uses it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from graphmem import metrics
+from graphmem.embedders.maven import Artifact, fetch
+
+WINDOW = 256
+"""Word pieces read per text, prefix and special tokens included: the same window as the
+default MiniLM model, so `max_batch_tokens` bounds the same work (the models read up to 512)."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    pooling: Literal["mean", "cls"]
+    query_prefix: str
+    passage_prefix: str
+    fp32: Artifact
+    int8: Artifact
+
+
+def _jar(artifact: str, file: str) -> Artifact:
+    return Artifact("dev.langchain4j", f"langchain4j-embeddings-{artifact}", "0.36.2", file)
+
+
+MODELS: dict[str, ModelSpec] = {
+    "e5-small-v2": ModelSpec(
+        "e5-small-v2", "mean", "query: ", "passage: ",
+        _jar("e5-small-v2", "e5-small-v2"), _jar("e5-small-v2-q", "e5-small-v2-q")),
+    "bge-small-en-v1.5": ModelSpec(
+        "bge-small-en-v1.5", "cls", "Represent this sentence for searching relevant passages: ",
+        "", _jar("bge-small-en-v15", "bge-small-en-v1.5"),
+        _jar("bge-small-en-v15-q", "bge-small-en-v1.5-q")),
+}
+"""Model weights: MIT (intfloat/e5-small-v2, BAAI/bge-small-en-v1.5); the jars: Apache-2.0."""
+
+Matrix = npt.NDArray[np.float32]
+
+
+class OnnxEmbedder:
+    """One `ModelSpec` on ONNX Runtime (CPU), normalised vectors, thread-safe."""
+
+    def __init__(self, spec: ModelSpec, cache_dir: Path, quantize: bool = True,
+                 batch_size: int = 32) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer  # type: ignore[import-untyped]
+
+        from graphmem.embeddings import ort_options
+
+        self.spec = spec
+        folder = fetch(spec.int8 if quantize else spec.fp32, cache_dir)
+        self._name = f"{spec.name}+int8" if quantize else spec.name
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=WINDOW)
+        self._session = ort.InferenceSession(str(folder / "model.onnx"), ort_options(),
+                                             providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._dims = int(self._session.get_outputs()[0].shape[-1])
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimensions(self) -> int:
+        return self._dims
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces of each stored text as the model reads it (prefix and special tokens
+        included, cut at `WINDOW`)."""
+        if not texts:
+            return []
+        return [len(e.ids) for e in self._tokenizer.encode_batch(
+            [self.spec.passage_prefix + t for t in texts])]
+
+    @metrics.observe_embedding
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of texts to store (passages)."""
+        return self._encode([self.spec.passage_prefix + t for t in texts])
+
+    @metrics.observe_embedding
+    def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of search queries."""
+        return self._encode([self.spec.query_prefix + t for t in texts])
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        encodings = self._tokenizer.encode_batch(texts)
+        # longest first, in batches: little padding (as sentence-transformers does)
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        out = np.zeros((len(texts), self._dims), dtype=np.float32)
+        with self._lock:
+            for start in range(0, len(order), self._batch_size):
+                chunk = order[start:start + self._batch_size]
+                out[chunk] = self._run([encodings[i].ids for i in chunk])
+        rows: list[list[float]] = out.tolist()
+        return rows
+
+    def _run(self, ids: list[list[int]]) -> Matrix:
+        width = max(len(x) for x in ids)
+        input_ids = np.zeros((len(ids), width), dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for row, x in enumerate(ids):
+            input_ids[row, :len(x)] = x
+            mask[row, :len(x)] = 1
+        feed: dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        hidden = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        return normalise(pool(hidden, mask, self.spec.pooling))
+
+
+def pool(hidden: Matrix, mask: npt.NDArray[np.int64], how: Literal["mean", "cls"]) -> Matrix:
+    """One vector per text from the last hidden states: the mean over real tokens, or the first
+    ([CLS]) token's."""
+    if how == "cls":
+        return hidden[:, 0, :]
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1)
+    counts = np.maximum(weights.sum(axis=1), 1e-9)
+    out: Matrix = summed / counts
+    return out
+
+
+def normalise(m: Matrix) -> Matrix:
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    out: Matrix = m / np.maximum(norms, 1e-12)
+    return out

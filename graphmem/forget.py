@@ -1,0 +1,59 @@
+"""Forgetting one thing: a message, a trace (one agent run) or a fact (``Memory.forget_*``).
+
+History is never overwritten, and forgetting is always possible. Forgetting removes the content
+for real, and everything that was made from it alone; it rewrites nothing else:
+
+* **A message** goes with its sentence units, the turn windows that cover it and the episode
+  it belongs to (an episode's narrative and title quote or paraphrase its messages, so
+  keeping it would keep the content). The session's NEXT chain is relinked around it, and a
+  ``form_session`` job, committed with the deletion, forms the session's other messages into
+  episodes and windows again (re-formation: they were never the forgotten content).
+* **A fact** goes with its edges. A fact that rests *only* on forgotten things (all its
+  ``SUPPORTED_BY`` sources are the forgotten message, its episode, or facts going with it) goes
+  too: it was derived from the forgotten content, and marking it "unsupported" would keep that
+  content. A fact with another source keeps it and only loses the forgotten one. Facts a
+  forgotten fact superseded stay closed, and facts that superseded it stay as they are: a
+  forgotten value leaves a gap in its chain, never an old value brought back to life (that
+  would claim something the store never believed at the time).
+* **A trace** goes with its steps and the cases formed from it; a skill version left without a
+  supporting case goes (its steps and wording came from those cases), clusters left empty go,
+  and a ``form_skills`` job forms the owner's clusters and skills again from the other cases.
+
+Each forgetting is one transaction, bound to the tenant (another tenant's id is unknown: 404),
+and leaves a ``:Deletion`` audit record: kind, SHA-256 of the id, time, counts; no content.
+Forgetting again what was already forgotten answers ``already_forgotten`` (idempotent); an id
+never stored is a 404.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+from graphmem.errors import NotFound
+from graphmem.models import ForgetKind as Kind
+from graphmem.models import ForgetReport as ForgetReport  # its home before the wire models
+from graphmem.store import Store
+from graphmem.store.forget import ForgetStore
+
+KINDS: tuple[Kind, ...] = ("message", "trace", "fact")
+
+
+def id_hash(id_: str) -> str:
+    """What the audit record keeps of an id: its SHA-256 (hex) in UTF-8."""
+    return hashlib.sha256(id_.encode("utf-8")).hexdigest()
+
+
+def forget(store: Store, tenant: str, kind: Kind, id_: str) -> ForgetReport:
+    """Forget one message, trace or fact of ``tenant``; NotFound for an id never stored."""
+    forgetter = store.tenant(tenant).sibling(ForgetStore)
+    digest, now = id_hash(id_), datetime.now(UTC)
+    row = getattr(forgetter, kind)(id_, digest, now)
+    if row is None:
+        before = forgetter.forgotten_before(kind, digest)
+        if before is None:
+            raise NotFound(f"no {kind} {id_!r}")
+        return ForgetReport(kind=kind, id=id_, already_forgotten=True, forgotten_at=before)
+    return ForgetReport(kind=kind, id=id_, forgotten_at=now, removed=row["removed"],
+                        facts=row["facts"], episodes=row["episodes"],
+                        supersessions=row["supersessions"], reformation_jobs=row["jobs"])

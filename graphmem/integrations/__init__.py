@@ -1,0 +1,1 @@
+"""Adapters of the graphmem client to agent frameworks (each an optional extra)."""

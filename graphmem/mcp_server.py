@@ -1,0 +1,339 @@
+"""graphmem as an MCP server (Model Context Protocol, the official ``mcp`` SDK): the tools and
+resources an agent uses to remember, recall and check facts, over one tenant's `TenantMemory`.
+
+Two transports, one server definition (`build_server`):
+
+* stdio (`run_stdio`, ``graphmem mcp``): the process is bound to one tenant (``--tenant``);
+  the client (Claude Desktop, Cursor) starts it and is trusted like the CLI.
+* streamable HTTP (`http_endpoint`): served by the HTTP API at ``/mcp``, stateless, JSON
+  replies. Every request carries ``Authorization: Bearer <key>``; `KeyCheck` refuses a missing
+  or unknown key with 401 before the MCP layer runs, and each tool call acts for the key's
+  tenant, resolved again from that request's header.
+
+Errors of graphmem (bad input, unknown id, conflict, Neo4j down) come back as tool errors
+(``isError``) whose text names the field at fault; nothing a caller sends crashes the server.
+"""
+
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp_types import ToolAnnotations
+from pydantic import Field, ValidationError
+
+from graphmem import __version__, audit
+from graphmem.config import Settings
+from graphmem.errors import GraphMemError, InvalidInput, NotFound, StoreUnavailable
+from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
+from graphmem.models import (
+    AuditResult,
+    ContextRequest,
+    DeleteReport,
+    IngestReport,
+    Message,
+    MessageIn,
+    SearchRequest,
+    SearchResult,
+    Units,
+    UtcDatetime,
+)
+from graphmem.tenant_memory import TenantMemory
+
+if TYPE_CHECKING:
+    from graphmem.service import Memory
+
+Ctx = Context[Any, Any]
+Scope = Callable[[Ctx], TenantMemory]
+"""The caller's memory for one tool call (fixed for stdio; from the request's key over HTTP)."""
+Resolve = Callable[[str | None], str]
+"""An ``Authorization`` header value -> its tenant; raises `Unauthorized` (the API's rule)."""
+
+INSTRUCTIONS = """graphmem is long-term memory on a graph database. Everything belongs to an
+`owner` (the person or agent whose memory it is; pick one stable name per user) and messages to a
+`session_id` (one conversation). Store conversation turns with add_messages as they happen; they
+are kept forever, verbatim. Before answering about the past, call get_context (a ready-to-paste
+summary of the relevant turns) or search_memory (the hits themselves). Facts that change over time
+(where someone lives, a project's status) go in with record_facts and come back with query_facts:
+a newer fact supersedes the older one without deleting it, so as_of (when it was true) and
+known_at (what was believed then) can look back. Every timestamp needs an offset, e.g.
+2026-03-12T14:05:00+01:00 or 2026-03-12T13:05:00Z."""
+
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+READ = ToolAnnotations(read_only_hint=True)
+ANY_ID = ResourceSecurity(exempt_params={"session_id", "owner", "fact_id"})  # ids, not paths
+
+Owner = Annotated[str, Field(min_length=1, description="Whose memory, e.g. 'alice'")]
+When = Annotated[UtcDatetime | None, Field(
+    description="ISO 8601 with an offset, e.g. 2026-03-12T14:05:00Z")]
+
+
+def describe(exc: GraphMemError | ValidationError) -> str:
+    """The text a client reads for an anticipated error: what went wrong and which field."""
+    if isinstance(exc, StoreUnavailable):  # where Neo4j is stays in the server log
+        return "store unavailable: Neo4j is unreachable; try again later"
+    if isinstance(exc, InvalidInput):
+        return f"{exc.title}: {exc.field}: {exc.problem}"
+    if isinstance(exc, GraphMemError):
+        return f"{exc.title}: {exc.detail}"
+    return "invalid input: " + "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()[:20])
+
+
+@contextlib.contextmanager
+def tool_errors() -> Iterator[None]:
+    """graphmem's own errors and invalid models as `ToolError` (a result with ``isError``);
+    anything else stays a crash for the SDK to log (the client reads only the tool's name)."""
+    try:
+        yield
+    except (GraphMemError, ValidationError) as exc:
+        raise ToolError(describe(exc)) from None
+
+
+@contextlib.contextmanager
+def resource_errors() -> Iterator[None]:
+    try:
+        yield
+    except NotFound as exc:
+        raise ResourceNotFoundError(describe(exc)) from None
+    except (GraphMemError, ValidationError) as exc:
+        raise ResourceError(describe(exc)) from None
+
+
+def _audit_catalogue() -> str:
+    lines = []
+    for q in audit.all_queries():
+        params = ", ".join(f"{n} ({t})" for n, t in q.params.items() if n != "tenant")
+        lines.append(f"- {q.name}({params or 'no parameters'}): {q.purpose}")
+    return "\n".join(lines)
+
+
+def build_server(scope: Scope) -> MCPServer[Any]:
+    """The MCP server: tools and resources over the memory ``scope`` gives each call."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    server: MCPServer[Any] = MCPServer("graphmem", version=__version__,
+                                       instructions=INSTRUCTIONS)
+    root.handlers[:], root.level = handlers, level  # the SDK's basicConfig: logging is ours
+
+    @server.tool(annotations=WRITE)
+    def add_messages(messages: list[MessageIn], ctx: Ctx) -> IngestReport:
+        """Store conversation turns (at most 1000 per call), verbatim and forever. Each needs
+        owner, session_id, speaker, text and timestamp (ISO 8601 with an offset); role, id and
+        metadata are optional. Sending the same turn again stores it once; a batch is written
+        whole or not at all. Returns the message ids and how many were new."""
+        with tool_errors():
+            return scope(ctx).messages.ingest(messages)
+
+    @server.tool(annotations=READ)
+    def search_memory(
+        query: str, owner: Owner, ctx: Ctx,
+        k: Annotated[int, Field(description="How many best hits to expand (1-200)")] = 10,
+        session_id: Annotated[str | None, Field(description="Only this session")] = None,
+        time_from: When = None, time_to: When = None,
+        units: Annotated[Units, Field(description="What to recall")] = "messages",
+        max_messages: Annotated[int | None, Field(description="Budget of messages returned")]
+        = None,
+    ) -> SearchResult:
+        """Recall what was said: hybrid search (meaning and keywords) over an owner's stored
+        messages, each hit expanded with its neighbouring turns. Returns the hits in
+        chronological order (id, speaker, text, timestamp, session_id, score) and `context`, the
+        same turns rendered for a prompt. Use time_from/time_to (event time) to narrow."""
+        with tool_errors():
+            req = SearchRequest.model_validate({
+                "query": query, "owner": owner, "k": k, "session_id": session_id,
+                "time_from": time_from, "time_to": time_to, "units": units,
+                "max_messages": max_messages})
+            return scope(ctx).search(req)
+
+    @server.tool(annotations=READ)
+    def get_context(
+        query: str, owner: Owner, ctx: Ctx,
+        session_id: Annotated[str | None, Field(description="Only this session")] = None,
+        as_of: When = None,
+        max_tokens: Annotated[int, Field(description="Budget of the text (1-32000)")] = 2000,
+    ) -> str:
+        """The memory relevant to a question, as text ready to put in a prompt: the facts valid
+        at as_of (default now), then episodes, then the relevant conversation turns with
+        speakers and dates ("yesterday [2023-05-07]" resolved); every line starts with an
+        evidence id such as [e2]. Call it before answering anything about the owner's past."""
+        with tool_errors():
+            req = ContextRequest.model_validate({
+                "query": query, "owner": owner, "session_id": session_id, "as_of": as_of,
+                "max_tokens": max_tokens})
+            return scope(ctx).context(req).context
+
+    @server.tool(annotations=READ)
+    def get_session_messages(
+        session_id: str, ctx: Ctx, owner: str | None = None,
+        skip: Annotated[int, Field(ge=0, le=100_000)] = 0,
+        limit: Annotated[int, Field(ge=1, le=1000)] = 100,
+    ) -> list[Message]:
+        """The messages of one session (conversation) in time order, paged by skip/limit."""
+        with tool_errors():
+            return scope(ctx).messages.session(session_id, owner, skip, limit)
+
+    @server.tool(annotations=WRITE)
+    def record_facts(observations: list[ObservationIn], ctx: Ctx) -> list[FactWrite]:
+        """Record facts that may change: each {owner, subject, type, content, explicit} plus
+        optional valid_from (when it became true; default: its source message's time, else now),
+        valid_to, sources (message ids it rests on; required when explicit is false), reason.
+        A different content for the same owner+subject+type supersedes the current one (kept in
+        history); the same content only adds support. Types such as hobby or likes hold several
+        values. Returns per fact its id, its action (created, supported, noop) and the ids of the
+        facts it superseded."""
+        with tool_errors():
+            return scope(ctx).facts.observe(observations)
+
+    @server.tool(annotations=READ)
+    def query_facts(
+        owner: Owner, ctx: Ctx, subject: str | None = None, type: str | None = None,
+        as_of: When = None, known_at: When = None, include_history: bool = False,
+    ) -> list[Fact]:
+        """The owner's facts, current by default. as_of: what was true at that time (valid
+        time). known_at: what graphmem believed at that time (recorded time). include_history:
+        superseded facts too. Filter by subject and/or type."""
+        with tool_errors():
+            return scope(ctx).facts.query(owner, subject, type, as_of, known_at, include_history)
+
+    @server.tool(annotations=READ)
+    def fact_history(fact_id: str, ctx: Ctx) -> FactHistory:
+        """A fact's whole chain of versions in order, with why and on what evidence each one
+        superseded the previous. An unknown id is an error."""
+        with tool_errors():
+            return scope(ctx).facts.history(fact_id)
+
+    @server.tool(annotations=READ)
+    def get_profile(owner: Owner, ctx: Ctx, as_of: When = None, known_at: When = None,
+                    include_history: bool = False) -> list[Fact]:
+        """The owner's profile (one value per key, e.g. name, city, employer), now or as of a
+        time; include_history adds earlier values."""
+        with tool_errors():
+            return scope(ctx).profile.get(owner, as_of, known_at, include_history)
+
+    @server.tool(annotations=WRITE)
+    def update_profile(ops: list[ProfileOp], ctx: Ctx) -> list[FactWrite]:
+        """Change profile keys: each {op: ADD|UPDATE|DELETE|NOOP, owner, key, value, explicit}
+        (+ valid_from, sources). Old values are closed, never erased."""
+        with tool_errors():
+            return scope(ctx).profile.apply(ops)
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
+    def forget_owner(owner: Owner, ctx: Ctx) -> DeleteReport:
+        """Permanently delete EVERYTHING stored for this owner: messages, facts, profile,
+        episodes, runs and skills. Cannot be undone; only call it when the user asks to be
+        forgotten. Returns how much was removed."""
+        with tool_errors():
+            return scope(ctx).messages.forget_owner(owner)
+
+    @server.tool(annotations=READ, description=(
+        "Run a named, read-only audit query over the stored facts and skills (e.g. why a fact "
+        "changed, what was true at a time, integrity checks that must return no rows). `params` "
+        "maps each parameter to a string (datetimes with an offset). The queries:\n"
+        + _audit_catalogue()))
+    def run_audit_query(name: str, ctx: Ctx,
+                        params: dict[str, str] | None = None) -> AuditResult:
+        with tool_errors():
+            result = scope(ctx).audit.run(name, params or {})
+            return AuditResult(name=name, rows=[_jsonable(r) for r in result.rows])
+
+    @server.resource("graphmem://sessions/{session_id}/messages{?owner}",
+                     mime_type="application/json", security=ANY_ID)
+    def session_resource(session_id: str, ctx: Ctx, owner: str | None = None) -> str:
+        """The first 1000 messages of a session, in time order (JSON)."""
+        with resource_errors():
+            messages = scope(ctx).messages.session(session_id, owner, 0, 1000)
+            return json.dumps([m.model_dump(mode="json") for m in messages])
+
+    @server.resource("graphmem://facts/{fact_id}/history", mime_type="application/json",
+                     security=ANY_ID)
+    def fact_history_resource(fact_id: str, ctx: Ctx) -> str:
+        """A fact's chain of versions with every SUPERSEDES reason (JSON)."""
+        with resource_errors():
+            return scope(ctx).facts.history(fact_id).model_dump_json()
+
+    return server
+
+
+def _jsonable(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in row.items()}
+
+
+# --- stdio ------------------------------------------------------------------------------------
+def run_stdio(settings: Settings, tenant: str) -> None:
+    """Serve MCP on stdin/stdout for ``tenant`` until the client closes the pipe."""
+    from graphmem.service import Memory
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout: the protocol only
+    with contextlib.redirect_stdout(sys.stderr):
+        memory = Memory.open(settings)
+    try:
+        scoped = memory.for_tenant(tenant)
+        build_server(lambda _: scoped).run("stdio")
+    finally:
+        memory.close()
+
+
+# --- streamable HTTP --------------------------------------------------------------------------
+def _authorization(ctx: Ctx) -> str | None:
+    request = ctx.request_context.request
+    headers = getattr(request, "headers", None)
+    return headers.get("authorization") if headers is not None else None
+
+
+class KeyCheck:
+    """Pure ASGI wrapper: a request without a valid key gets 401 problem+json before MCP runs."""
+
+    def __init__(self, app: Any, resolve: Resolve) -> None:
+        self.app = app
+        self.resolve = resolve
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            values = [v for k, v in scope.get("headers", []) if k == b"authorization"]
+            try:
+                if len(values) > 1:
+                    raise InvalidInput("Authorization", "send one Authorization header")
+                self.resolve(values[0].decode("latin-1") if values else None)
+            except GraphMemError as exc:
+                body = json.dumps({"type": "about:blank", "title": "unauthorized", "status": 401,
+                                   "detail": exc.detail}).encode()
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/problem+json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_endpoint(
+    memory: Callable[[], "Memory"], resolve: Resolve, settings: Settings,
+) -> tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager[None]]]:
+    """(ASGI app, lifespan) of MCP over streamable HTTP, for the API to route ``/mcp`` to.
+    ``memory()`` gives the `Memory` (opened by the API), ``resolve`` the key's tenant. The
+    lifespan must run while the app serves (it holds the MCP task group)."""
+
+    def scoped(ctx: Ctx) -> TenantMemory:
+        return memory().for_tenant(resolve(_authorization(ctx)))
+
+    server = build_server(scoped)
+    # On a loopback host the SDK adds DNS rebinding protection (Host and Origin checked).
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp", stateless_http=True, json_response=True,
+        max_request_body_size=settings.max_request_bytes, host=settings.host)
+    del app  # built for its session manager; the API routes /mcp to the handler itself
+    manager = server.session_manager
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    return KeyCheck(StreamableHTTPASGIApp(manager), resolve), lifespan

@@ -1,0 +1,210 @@
+"""Packing the context an agent puts in its prompt (`POST /v1/context`): search results turned
+into units (messages, episodes, facts) with their sources, put in priority order, deduplicated
+and cut to a token budget, then rendered with a short evidence id (``e1`` .. ``eN``) on every
+line. Pure: no database, no model.
+
+Priority: the hits themselves (core) come first, taking turns by unit (a message hit, a fact,
+an episode, the next message hit, ...: scores of different units are never compared), then the
+turns added around message hits, best first. A unit offered twice (same unit and id) is kept
+once. Units are then taken in that order while the rendered context stays within the budget; a
+unit that does not fit is left out (and named) and smaller ones after it may still enter. The
+budget counts every token of the rendered context, headers and evidence ids included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import zip_longest
+
+from graphmem import temporal
+from graphmem.models import (
+    ContextItem,
+    ContextRequest,
+    ContextResult,
+    ContextTrace,
+    ItemRef,
+    Method,
+    SearchRequest,
+    SearchResult,
+    Units,
+)
+from graphmem.retrieval.context import estimate_tokens, prompt_safe
+
+LABEL_TOKENS = estimate_tokens("[e1] ")
+"""What the evidence id before a line costs: ``[``, ``e12``, ``]`` are three tokens whatever
+the number."""
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A unit offered to packing: the item (``evidence`` and ``tokens`` are set by `pack`) and
+    its chronological position among the units of its kind (ties in time keep the search's
+    order)."""
+
+    item: ContextItem
+    order: int = 0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.item.unit, self.item.id)
+
+
+@dataclass(frozen=True)
+class Packed:
+    items: list[ContextItem]
+    """In the order of ``context``, numbered e1 .. eN."""
+    context: str
+    tokens: int
+    over_budget: list[ItemRef]
+    duplicates: int
+    candidates: int
+
+
+def _item(**fields: object) -> ContextItem:
+    return ContextItem.model_validate({"evidence": "", "tokens": 0, **fields})
+
+
+def pieces(result: SearchResult) -> tuple[list[Piece], list[Piece], list[Piece]]:
+    """The units of one search result: (messages, facts, episodes). A message rests on itself,
+    an episode on its messages, a fact on its sources."""
+    messages = [Piece(_item(unit="message", id=h.id, text=h.text, at=h.timestamp,
+                            sources=[h.id], core=h.nucleus, score=h.score, rules=h.rules,
+                            speaker=h.speaker, session_id=h.session_id), n)
+                for n, h in enumerate(result.hits)]
+    facts = [Piece(_item(unit="fact", id=f.id, text=f.content, at=f.valid_from,
+                         sources=f.sources, core=True, score=f.score, rules=f.rules,
+                         subject=f.subject, type=f.type, valid_from=f.valid_from,
+                         valid_to=f.valid_to), n)
+             for n, f in enumerate(result.observations)]
+    episodes = [Piece(_item(unit="episode", id=e.id, text=e.narrative, at=e.occurred_at,
+                            sources=e.messages, core=True, score=e.score, rules=e.rules,
+                            title=e.title), n)
+                for n, e in enumerate(result.episodes)]
+    return messages, facts, episodes
+
+
+def prioritise(messages: Sequence[Piece], facts: Sequence[Piece],
+               episodes: Sequence[Piece]) -> list[Piece]:
+    """Core units first, one of each unit in turn (message hits best first, facts and episodes
+    in their rank order), then the other messages, best first."""
+    hits = sorted((m for m in messages if m.item.core), key=lambda m: -m.item.score)
+    rest = sorted((m for m in messages if not m.item.core), key=lambda m: -m.item.score)
+    turns = [p for trio in zip_longest(hits, facts, episodes) for p in trio if p is not None]
+    return [*turns, *rest]
+
+
+def _line(item: ContextItem) -> str:
+    """An item's line(s) without the evidence id; the text `prompt_safe`, relative times in a
+    message resolved against its own time ("yesterday [2023-05-07]")."""
+    if item.unit == "message":
+        text = temporal.annotate(item.text, item.at)
+        body = f"{item.at:%Y-%m-%d %H:%M} {item.speaker}: {text}"
+    elif item.unit == "episode":
+        body = f"{item.title} (happened {item.at:%Y-%m-%d}): {item.text}"
+    else:
+        until = f" until {item.valid_to:%Y-%m-%d}" if item.valid_to else ""
+        since = item.valid_from or item.at
+        body = f"{item.subject} · {item.type}: {item.text} (valid from {since:%Y-%m-%d}{until})"
+    return prompt_safe(body).strip().replace("\n", "\n    ")
+
+
+def _sections(chosen: Sequence[Piece], as_of: datetime) -> list[tuple[str, list[Piece]]]:
+    """Facts (best first), episodes (in time), then messages in time, one section per run of
+    consecutive messages of one session."""
+    facts = [p for p in chosen if p.item.unit == "fact"]
+    episodes = sorted((p for p in chosen if p.item.unit == "episode"),
+                      key=lambda p: (p.item.at, p.order))
+    messages = sorted((p for p in chosen if p.item.unit == "message"),
+                      key=lambda p: (p.item.at, p.order))
+    out: list[tuple[str, list[Piece]]] = []
+    if facts:
+        out.append((f"## facts valid at {as_of:%Y-%m-%d}", facts))
+    if episodes:
+        out.append(("## episodes", episodes))
+    for m in messages:
+        if out and out[-1][1][-1].item.session_id == m.item.session_id \
+                and out[-1][1][-1].item.unit == "message":
+            out[-1][1].append(m)
+        else:
+            header = prompt_safe(f"## session {m.item.session_id} · {m.item.at:%Y-%m-%d %H:%M} UTC")
+            out.append((header, [m]))
+    return out
+
+
+def _header_tokens(chosen: Sequence[Piece], as_of: datetime) -> int:
+    return sum(estimate_tokens(header) for header, _ in _sections(chosen, as_of))
+
+
+def pack(candidates: Sequence[Piece], max_tokens: int, as_of: datetime) -> Packed:
+    """Core units first (otherwise in the given order), one per (unit, id), taken while the
+    rendered context stays within ``max_tokens``; rendered with evidence ids e1 .. eN in the
+    order of the context. ``context`` has exactly ``tokens`` tokens (`estimate_tokens`)."""
+    ordered = [p for p in candidates if p.item.core] + [p for p in candidates if not p.item.core]
+    unique: dict[tuple[str, str], Piece] = {}
+    for p in ordered:
+        unique.setdefault(p.key, p)
+    lines = {key: _line(p.item) for key, p in unique.items()}
+    cost = {key: estimate_tokens(line) + LABEL_TOKENS for key, line in lines.items()}
+    chosen: list[Piece] = []
+    over: list[ItemRef] = []
+    body = 0
+    for key, p in unique.items():
+        if body + cost[key] + _header_tokens([*chosen, p], as_of) <= max_tokens:
+            chosen.append(p)
+            body += cost[key]
+        else:
+            over.append(ItemRef(unit=p.item.unit, id=p.item.id))
+    items: list[ContextItem] = []
+    blocks: list[str] = []
+    for header, members in _sections(chosen, as_of):
+        rows = [header]
+        for p in members:
+            evidence = f"e{len(items) + 1}"
+            items.append(p.item.model_copy(update={"evidence": evidence, "tokens": cost[p.key]}))
+            rows.append(f"[{evidence}] {lines[p.key]}")
+        blocks.append("\n".join(rows))
+    context = "\n\n".join(blocks)
+    return Packed(items=items, context=context, tokens=estimate_tokens(context),
+                  over_budget=over, duplicates=len(ordered) - len(unique),
+                  candidates=len(candidates))
+
+
+Search = Callable[[SearchRequest], SearchResult]
+UNIT_SEARCHES: tuple[tuple[str, Units], ...] = (
+    ("message", "messages"), ("fact", "observations"), ("episode", "episodes"))
+
+
+def build(search: Search, req: ContextRequest, method: Method, now: datetime) -> ContextResult:
+    """The packed context of ``req``: one search per unit asked for (messages with ``method``;
+    facts valid at ``as_of`` and episodes with ``rrf``, or the single index ``method`` names),
+    each of ``req.k`` hits, then `prioritise` and `pack`. ``now`` stands in for a missing
+    ``as_of``."""
+    as_of = req.as_of or now
+    found: dict[str, list[Piece]] = {"message": [], "fact": [], "episode": []}
+    searches: list[dict[str, object]] = []
+    rounds: list[dict[str, object]] = []
+    for unit, units in UNIT_SEARCHES:
+        if unit not in req.units:
+            continue
+        how: Method = method if unit == "message" or method in ("fulltext", "vector") else "rrf"
+        result = search(SearchRequest(
+            query=req.query, owner=req.owner, session_id=req.session_id, k=req.k, method=how,
+            preset=req.preset, units=units, as_of=as_of, trace=req.trace and unit == "message"))
+        messages, facts, episodes = pieces(result)
+        found[unit] = {"message": messages, "fact": facts, "episode": episodes}[unit]
+        searches.append({"unit": unit, "method": how, "found": len(found[unit])})
+        if result.trace is not None:
+            rounds = [r.model_dump(mode="json") for r in result.trace.rounds]
+            searches[-1]["trace"] = result.trace.model_dump(mode="json", exclude={"rounds"})
+    candidates = prioritise(found["message"], found["fact"], found["episode"])
+    packed = pack(candidates, req.max_tokens, as_of)
+    trace = None
+    if req.trace:
+        trace = ContextTrace(searches=searches, rounds=rounds, candidates=packed.candidates,
+                             duplicates=packed.duplicates, kept=len(packed.items),
+                             over_budget=packed.over_budget)
+    return ContextResult(query=req.query, owner=req.owner, as_of=as_of, method=method,
+                         context=packed.context, context_tokens=packed.tokens,
+                         max_tokens=req.max_tokens, items=packed.items, trace=trace)

@@ -1,0 +1,126 @@
+"""Forgetting one thing (a message, a trace, a fact) in ONE transaction, bound to a tenant: what
+goes, what rests only on it goes too, the re-forming jobs and a :Deletion audit record commit
+with it. The policy is explained in `graphmem.forget`; the Cypher is in ``cypher/queries/forget``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from neo4j import ManagedTransaction
+
+from graphmem import cypher
+from graphmem.store.jobs import enqueue_tx, form_session_jobs
+from graphmem.store.procedural import form_skills_job
+from graphmem.store.tenant import TenantBound
+
+if TYPE_CHECKING:
+    from graphmem.store.core import Row
+
+MAX_FACT_ROUNDS = 10
+"""Facts may rest on facts: the search for facts left without support repeats this often."""
+
+
+def _q(tx: ManagedTransaction, name: str, **params: Any) -> list[Row]:
+    return tx.run(cypher.load(f"queries/forget/{name}"), params).data()
+
+
+def _unsupported(tx: ManagedTransaction, tenant: str, messages: list[str], episodes: list[str],
+                 facts: list[str]) -> list[str]:
+    """``facts`` and every fact resting only on the given messages, episodes and such facts."""
+    found = list(facts)
+    for _ in range(MAX_FACT_ROUNDS):
+        rows = _q(tx, "unsupported_facts", tenant=tenant, messages=messages, episodes=episodes,
+                  facts=found)
+        if not rows:
+            break
+        found.extend(r["id"] for r in rows)
+    return found
+
+
+class ForgetStore(TenantBound):
+    """The forgetting queries of one tenant. Each method returns None when the id is unknown
+    (to this tenant), else {"removed": {kind: count}, "facts": [...], "episodes": [...],
+    "jobs": [...]} after committing."""
+
+    def forgotten_before(self, kind: str, id_hash: str) -> datetime | None:
+        at: datetime | None = self._run("queries/forget/forgotten_before", kind=kind,
+                                        id_hash=id_hash)[0]["at"]
+        return at
+
+    def _record(self, tx: ManagedTransaction, kind: str, id_hash: str, now: datetime,
+                removed: dict[str, int]) -> None:
+        _q(tx, "record", tenant=self.tenant, kind=kind, id_hash=id_hash, at=now, counts=removed)
+
+    def _jobs(self, tx: ManagedTransaction, jobs: list[Any]) -> list[str]:
+        settings = self._store.settings
+        if not jobs or not settings.formation_jobs:
+            return []
+        return [r["id"] for r in enqueue_tx(tx, self.tenant, jobs, settings.job_max_attempts)]
+
+    def _delete_facts(self, tx: ManagedTransaction, ids: list[str]) -> Row:
+        if not ids:
+            return {"facts": 0, "supersessions": 0, "keys": 0}
+        return _q(tx, "delete_facts", tenant=self.tenant, ids=ids)[0]
+
+    def message(self, id_: str, id_hash: str, now: datetime) -> Row | None:
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> Row | None:
+            plan = _q(tx, "message_plan", tenant=tenant, id=id_, now=now)
+            if not plan:
+                return None
+            owner, session_id, episodes = (plan[0]["owner"], plan[0]["session_id"],
+                                           plan[0]["episodes"])
+            facts = _unsupported(tx, tenant, [id_], episodes, [])
+            gone = self._delete_facts(tx, facts)
+            row = _q(tx, "message_delete", tenant=tenant, id=id_, episodes=episodes)[0]
+            if episodes:
+                tx.run(cypher.load("queries/episodes/link_owner"), tenant=tenant,
+                       owner=owner).consume()
+            jobs = self._jobs(tx, form_session_jobs(
+                [{"owner": owner, "session_id": session_id}] if row["remaining"] else []))
+            removed = {"messages": 1, "sentences": row["sentences"], "windows": row["windows"],
+                       "episodes": row["episodes"], "entities": row["entities"],
+                       "sessions": row["sessions"], "facts": gone["facts"]}
+            self._record(tx, "message", id_hash, now, removed)
+            return {"removed": removed, "facts": facts, "episodes": episodes, "jobs": jobs,
+                    "supersessions": gone["supersessions"]}
+
+        result: Row | None = self._store.write_tx(work)
+        return result
+
+    def fact(self, id_: str, id_hash: str, now: datetime) -> Row | None:
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> Row | None:
+            if not _q(tx, "fact_plan", tenant=tenant, id=id_, now=now):
+                return None
+            facts = _unsupported(tx, tenant, [], [], [id_])
+            gone = self._delete_facts(tx, facts)
+            removed = {"facts": gone["facts"]}
+            self._record(tx, "fact", id_hash, now, removed)
+            return {"removed": removed, "facts": facts, "episodes": [], "jobs": [],
+                    "supersessions": gone["supersessions"]}
+
+        result: Row | None = self._store.write_tx(work)
+        return result
+
+    def trace(self, id_: str, id_hash: str, now: datetime) -> Row | None:
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> Row | None:
+            plan = _q(tx, "trace_plan", tenant=tenant, id=id_, now=now)
+            if not plan:
+                return None
+            row = _q(tx, "trace_delete", tenant=tenant, id=id_)[0]
+            jobs = self._jobs(tx, [form_skills_job(plan[0]["owner"])] if row["cases"] else [])
+            removed = {"traces": 1, "steps": row["steps"], "cases": row["cases"],
+                       "skills": row["skills"], "clusters": row["clusters"]}
+            self._record(tx, "trace", id_hash, now, removed)
+            return {"removed": removed, "facts": [], "episodes": [], "jobs": jobs,
+                    "supersessions": 0}
+
+        result: Row | None = self._store.write_tx(work)
+        return result

@@ -1,0 +1,236 @@
+"""`TenantMemory`: one tenant's memory, the front door for every caller (the HTTP API, the MCP
+server, the CLI, the benchmark). Get it from `Memory.for_tenant(name)`; every call made through it
+is bound to that tenant, so callers never pass a tenant again and never reach the store.
+
+Sub-services, by what they hold:
+
+    tm.messages   ingest, ingest_many, get, session, forget (one), forget_owner
+    tm.search(req)                       hybrid recall
+    tm.context(req), tm.answer(req)      the packed context for a prompt, the reader's answer
+    tm.facts      observe, query, history, forget (observations, bitemporal)
+    tm.profile    apply (ADD/UPDATE/DELETE/NOOP), get
+    tm.episodes   search (episodes with their source messages)
+    tm.jobs       list, get, rerun (background formation)
+    tm.usage(since, until)               LLM calls and tokens
+    tm.audit      queries, run (the named read-only Cypher queries)
+    tm.traces, tm.skills, tm.cases       procedural memory (traces.forget forgets one run)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+from graphmem import audit
+from graphmem.errors import InvalidInput
+from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
+from graphmem.forget import ForgetReport
+from graphmem.jobs import Job, JobList, JobState
+from graphmem.llm.usage import UsageReport
+from graphmem.models import (
+    AnswerRequest,
+    AnswerResult,
+    AuditInfo,
+    AuditResult,
+    ContextRequest,
+    ContextResult,
+    DeleteReport,
+    IngestReport,
+    Message,
+    MessageIn,
+    SearchRequest,
+    SearchResult,
+)
+from graphmem.procedural.models import (
+    CaseDetail,
+    OutcomeIn,
+    SkillDetail,
+    SkillHistory,
+    SkillSearch,
+    SkillSearchResult,
+    TraceIn,
+    TraceReport,
+)
+from graphmem.retrieval import RetrievalSettings
+
+if TYPE_CHECKING:
+    from graphmem.service import Memory
+
+MAX_TENANT_CHARS = 200
+
+
+class _Bound:
+    """A part of one tenant's memory."""
+
+    def __init__(self, memory: Memory, tenant: str) -> None:
+        self._memory = memory
+        self._tenant = tenant
+
+
+class Messages(_Bound):
+    """Raw turns: kept forever as sent, read back by id or by session, forgotten per owner."""
+
+    def ingest(self, messages: list[MessageIn]) -> IngestReport:
+        """Store one batch in one transaction (idempotent per message id)."""
+        return self._memory.ingest(self._tenant, messages)
+
+    def ingest_many(self, batches: Iterable[list[MessageIn]]) -> Iterator[IngestReport]:
+        """Bulk ingest, embedding the next batch while the previous one commits."""
+        return self._memory.ingest_many(self._tenant, batches)
+
+    def get(self, id_: str) -> Message:
+        return self._memory.get_message(self._tenant, id_)
+
+    def session(self, session_id: str, owner: str | None = None, skip: int = 0,
+                limit: int = 100) -> list[Message]:
+        """A session's messages in event-time order."""
+        return self._memory.session_messages(self._tenant, session_id, owner, skip, limit)
+
+    def forget(self, id_: str) -> ForgetReport:
+        """Forget one message and what rests only on it (see `graphmem.forget`)."""
+        return self._memory.forget_message(self._tenant, id_)
+
+    def forget_owner(self, owner: str) -> DeleteReport:
+        """Delete everything of ``owner`` in this tenant: messages, facts, episodes, jobs, runs."""
+        return self._memory.delete_owner(self._tenant, owner)
+
+
+class Facts(_Bound):
+    """Observations: facts about any subject, with valid time and recorded time."""
+
+    def observe(self, observations: Sequence[ObservationIn]) -> list[FactWrite]:
+        return self._memory.facts.observe(self._tenant, observations)
+
+    def query(self, owner: str, subject: str | None = None, type_: str | None = None,
+              as_of: datetime | None = None, known_at: datetime | None = None,
+              include_history: bool = False) -> list[Fact]:
+        return self._memory.facts.query(self._tenant, "observation", owner, subject, type_,
+                                        as_of, known_at, include_history)
+
+    def history(self, id_: str) -> FactHistory:
+        """A fact's whole chain with every SUPERSEDES reason; NotFound for an unknown id."""
+        return self._memory.facts.history(self._tenant, id_)
+
+    def forget(self, id_: str) -> ForgetReport:
+        """Forget one fact and the facts resting only on it."""
+        return self._memory.forget_fact(self._tenant, id_)
+
+
+class Profile(_Bound):
+    """One owner's profile keys (single-valued facts about the owner)."""
+
+    def apply(self, ops: Sequence[ProfileOp]) -> list[FactWrite]:
+        return self._memory.facts.profile_ops(self._tenant, ops)
+
+    def get(self, owner: str, as_of: datetime | None = None, known_at: datetime | None = None,
+            include_history: bool = False) -> list[Fact]:
+        return self._memory.facts.query(self._tenant, "profile", owner, None, None, as_of,
+                                        known_at, include_history)
+
+
+class Episodes(_Bound):
+    """Episodes formed from sessions in the background."""
+
+    def search(self, query: str, owner: str, k: int = 10) -> SearchResult:
+        """The best episodes for ``query``, each with its source messages."""
+        req = SearchRequest(query=query, owner=owner, k=k, units="episodes")
+        return self._memory.search(self._tenant, req)
+
+
+class Jobs(_Bound):
+    """This tenant's background jobs."""
+
+    def list(self, state: JobState | None = None, limit: int = 100, skip: int = 0) -> JobList:
+        queue = self._memory.jobs
+        return JobList(jobs=queue.list(self._tenant, state, limit, skip),
+                       counts=queue.counts(self._tenant))
+
+    def get(self, id_: str) -> Job:
+        return self._memory.jobs.get(self._tenant, id_)
+
+    def rerun(self, id_: str) -> Job:
+        """A failed or done job back to pending: NotFound, or Conflict while it is live."""
+        return self._memory.jobs.rerun(self._tenant, id_)
+
+
+class Audit(_Bound):
+    """The named read-only audit queries (``cypher/audit/``), run for this tenant only."""
+
+    def queries(self) -> list[AuditInfo]:
+        return [AuditInfo(name=q.name, purpose=q.purpose, params=q.params, columns=q.columns,
+                          example=q.example) for q in audit.all_queries()]
+
+    def run(self, name: str, params: Mapping[str, str]) -> AuditResult:
+        """Run query ``name`` (NotFound unless listed by `queries`); ``params`` are its declared
+        parameters as strings, typed here (InvalidInput naming the parameter otherwise);
+        ``tenant`` is never taken from them."""
+        rows = audit.run(self._memory.store, self._tenant, name, dict(params))
+        return AuditResult(name=name, rows=rows)
+
+
+class Traces(_Bound):
+    """Procedural memory's input: agent runs, and their outcomes recorded later."""
+
+    def ingest(self, traces: Sequence[TraceIn]) -> TraceReport:
+        return self._memory.procedural.ingest(self._tenant, traces)
+
+    def set_outcome(self, id_: str, body: OutcomeIn) -> dict[str, Any]:
+        return self._memory.procedural.set_outcome(self._tenant, id_, body)
+
+    def forget(self, id_: str) -> ForgetReport:
+        """Forget one trace, its steps and cases, and the skill versions resting only on them."""
+        return self._memory.forget_trace(self._tenant, id_)
+
+
+class Skills(_Bound):
+    def search(self, req: SkillSearch) -> SkillSearchResult:
+        return self._memory.procedural.search(self._tenant, req)
+
+    def get(self, id_: str, limit: int = 50, as_of: datetime | None = None,
+            known_at: datetime | None = None) -> SkillDetail:
+        return self._memory.procedural.skill(self._tenant, id_, limit, as_of, known_at)
+
+    def history(self, id_: str) -> SkillHistory:
+        return self._memory.procedural.history(self._tenant, id_)
+
+
+class Cases(_Bound):
+    def get(self, id_: str) -> CaseDetail:
+        return self._memory.procedural.case(self._tenant, id_)
+
+
+class TenantMemory:
+    """One tenant's memory. Thread-safe and cheap: make one per request or per connection."""
+
+    def __init__(self, memory: Memory, tenant: str) -> None:
+        if not tenant or len(tenant) > MAX_TENANT_CHARS:
+            raise InvalidInput("tenant", f"a tenant is 1 to {MAX_TENANT_CHARS} characters")
+        self.tenant = tenant
+        self._memory = memory
+        self.messages = Messages(memory, tenant)
+        self.facts = Facts(memory, tenant)
+        self.profile = Profile(memory, tenant)
+        self.episodes = Episodes(memory, tenant)
+        self.jobs = Jobs(memory, tenant)
+        self.audit = Audit(memory, tenant)
+        self.traces = Traces(memory, tenant)
+        self.skills = Skills(memory, tenant)
+        self.cases = Cases(memory, tenant)
+
+    def search(self, req: SearchRequest, rs: RetrievalSettings | None = None) -> SearchResult:
+        """Hybrid recall (see the README's "Retrieval")."""
+        return self._memory.search(self.tenant, req, rs)
+
+    def context(self, req: ContextRequest) -> ContextResult:
+        """What to put in a prompt about ``req.query``: facts, episodes and messages packed
+        within ``req.max_tokens``, each line with its evidence id."""
+        return self._memory.context(self.tenant, req)
+
+    def answer(self, req: AnswerRequest) -> AnswerResult:
+        """The reader's answer from that context (ReaderNotConfigured without an LLM)."""
+        return self._memory.answer(self.tenant, req)
+
+    def usage(self, since: date | None = None, until: date | None = None) -> UsageReport:
+        """LLM calls and tokens per UTC day, operation and model (inclusive dates)."""
+        return self._memory.llm_usage(self.tenant, since, until)

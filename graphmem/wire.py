@@ -1,0 +1,182 @@
+"""The HTTP wire in one module: every request and response body of the API, as the pydantic
+models the server validates with, for the server, the MCP tools and the Python client alike.
+
+It imports pydantic and the standard library only (no Neo4j driver, embedding model, FastAPI or
+OpenAI client), so a client installs light. The models live where the library uses them
+(`graphmem.models`, `graphmem.facts.models`, `graphmem.procedural.models`,
+`graphmem.llm.usage`); this module re-exports them, and a test checks that every body schema of
+the OpenAPI document is one of them. `Problem` is the error body (RFC 9457) of every 4xx/5xx.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graphmem.facts.models import (
+    Cardinality,
+    Fact,
+    FactHistory,
+    FactWrite,
+    ObservationBatch,
+    ObservationIn,
+    ProfileOp,
+    ProfileOpKind,
+    ProfileOps,
+    Supersession,
+)
+from graphmem.llm.usage import UsageDay, UsageReport, UsageSums, UsageTotal
+from graphmem.models import (
+    AnswerRequest,
+    AnswerResult,
+    AuditInfo,
+    AuditResult,
+    Citation,
+    ContextItem,
+    ContextRequest,
+    ContextResult,
+    ContextTrace,
+    ContextUnit,
+    DeleteReport,
+    EpisodeHit,
+    Expand,
+    FactHit,
+    ForgetKind,
+    ForgetReport,
+    Hit,
+    IngestReport,
+    ItemRef,
+    Job,
+    JobList,
+    JobState,
+    Message,
+    MessageBatch,
+    MessageIn,
+    Method,
+    Rule,
+    Scalar,
+    SearchRequest,
+    SearchResult,
+    SearchTrace,
+    TraceCandidate,
+    TraceDecision,
+    TraceQuery,
+    TraceRound,
+    UnitRef,
+    Units,
+)
+from graphmem.procedural.models import (
+    Action,
+    Case,
+    CaseDetail,
+    Outcome,
+    OutcomeIn,
+    OutcomeReport,
+    Skill,
+    SkillDetail,
+    SkillHistory,
+    SkillSearch,
+    SkillSearchResult,
+    SkillStep,
+    SkillSupersession,
+    Step,
+    StepKind,
+    TraceBatch,
+    TraceIn,
+    TraceReport,
+)
+
+
+class ProblemItem(BaseModel):
+    """One wrong input: ``field`` as ``messages[3].timestamp``, and what is wrong with it."""
+
+    field: str
+    problem: str
+
+
+class Problem(BaseModel):
+    """An error body (RFC 9457, ``application/problem+json``). ``field`` names the input at
+    fault (for 400, 413, 422), ``errors`` lists each wrong input."""
+
+    model_config = ConfigDict(extra="allow")  # RFC 9457 lets a problem carry more members
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    field: str | None = None
+    errors: list[ProblemItem] = Field(default_factory=list)
+
+
+__all__ = [
+    "Action",
+    "AnswerRequest",
+    "AnswerResult",
+    "AuditInfo",
+    "AuditResult",
+    "Cardinality",
+    "Case",
+    "CaseDetail",
+    "Citation",
+    "ContextItem",
+    "ContextRequest",
+    "ContextResult",
+    "ContextTrace",
+    "ContextUnit",
+    "DeleteReport",
+    "EpisodeHit",
+    "Expand",
+    "Fact",
+    "FactHistory",
+    "FactHit",
+    "FactWrite",
+    "ForgetKind",
+    "ForgetReport",
+    "Hit",
+    "IngestReport",
+    "ItemRef",
+    "Job",
+    "JobList",
+    "JobState",
+    "Message",
+    "MessageBatch",
+    "MessageIn",
+    "Method",
+    "ObservationBatch",
+    "ObservationIn",
+    "Outcome",
+    "OutcomeIn",
+    "OutcomeReport",
+    "Problem",
+    "ProblemItem",
+    "ProfileOp",
+    "ProfileOpKind",
+    "ProfileOps",
+    "Rule",
+    "Scalar",
+    "SearchRequest",
+    "SearchResult",
+    "SearchTrace",
+    "Skill",
+    "SkillDetail",
+    "SkillHistory",
+    "SkillSearch",
+    "SkillSearchResult",
+    "SkillStep",
+    "SkillSupersession",
+    "Step",
+    "StepKind",
+    "Supersession",
+    "TraceBatch",
+    "TraceCandidate",
+    "TraceDecision",
+    "TraceIn",
+    "TraceQuery",
+    "TraceReport",
+    "TraceRound",
+    "UnitRef",
+    "Units",
+    "UsageDay",
+    "UsageReport",
+    "UsageSums",
+    "UsageTotal",
+]

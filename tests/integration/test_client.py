@@ -1,0 +1,206 @@
+"""The Python client against the real server (uvicorn over the real Neo4j): every operation once
+through `GraphMem` (the test fails if an endpoint of `calls.ENDPOINTS` is left out), the error
+tree on real answers, and the main path through `AsyncGraphMem`."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from datetime import date
+from typing import Any, TypeVar
+
+import pytest
+
+from graphmem.api.app import create_app
+from graphmem.client import (
+    AsyncGraphMem,
+    Conflict,
+    GraphMem,
+    InvalidInput,
+    NotFound,
+    ServerError,
+    TooLarge,
+    TransportError,
+    Unauthorized,
+    calls,
+)
+from graphmem.config import Settings, hash_api_key
+from graphmem.service import Memory
+from graphmem.wire import IngestReport, Message, SearchResult
+from tests.support.live_server import free_port, serve
+
+from .helpers import msg
+from .helpers import owner as new_owner
+from .test_procedural import drain, run
+
+T = TypeVar("T")
+KEY = "client-key"
+TENANT = f"t-client-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def server(settings: Settings, memory: Memory) -> Iterator[str]:
+    s = settings.model_copy(update={"api_keys": {hash_api_key(KEY): TENANT},
+                                    "max_request_bytes": 200_000})
+    with serve(create_app(s, memory)) as url:
+        yield url
+
+
+class Recording(GraphMem):
+    """Notes which operations were called, to prove every one was."""
+
+    called: set[str]
+
+    def _run(self, call: calls.Call[T]) -> T:
+        self.called.add(call.name)
+        return super()._run(call)
+
+
+def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> None:
+    o = new_owner()
+    gm = Recording(server, api_key=KEY, backoff=0.01)
+    gm.called = set()
+    with gm:
+        assert gm.health()["neo4j"] == "ok"
+        assert gm.ready()["status"] == "ready"
+
+        # messages: ids may hold "/"; a retry is stored once
+        batch = [msg(0, o, "s/1", "I moved to Lisbon last month.", id=f"{o}/m0"),
+                 msg(1, o, "s/1", "Lisbon has great custard tarts.", id=f"{o}/m1"),
+                 {k: v for k, v in msg(2, o, "s/1", "My sister lives in Porto.").items()
+                  if k != "id"}]
+        report = gm.add_messages(batch)
+        assert isinstance(report, IngestReport) and report.created == 3
+        again = gm.add_messages(batch)
+        assert (again.created, again.duplicates, again.ids) == (0, 3, report.ids)
+        got = gm.get_message(f"{o}/m0")
+        assert isinstance(got, Message) and got.text == "I moved to Lisbon last month."
+        assert got.timestamp.tzinfo is not None
+        session = gm.session_messages("s/1", owner=o, limit=10)
+        assert [m.id for m in session] == report.ids
+        found = gm.search("where does the user live? Lisbon", owner=o, k=3)
+        assert isinstance(found, SearchResult) and f"{o}/m0" in [h.id for h in found.hits]
+        context = gm.context("Where did I move?", owner=o, max_tokens=500)
+        assert any(item.id == f"{o}/m0" for item in context.items)
+        assert context.context_tokens <= 500
+        with pytest.raises(ServerError) as no_llm:
+            gm.answer("Where did I move?", owner=o)
+        assert no_llm.value.status == 501  # no LLM configured on this server
+
+        # facts, profile, audit
+        writes = gm.add_observations([{"owner": o, "subject": o, "type": "lives_in",
+                                       "content": "Lisbon", "sources": [f"{o}/m0"]}])
+        fact_id = writes[0].id
+        assert writes[0].action == "created"
+        facts = gm.observations(o, type="lives_in")
+        assert [f.content for f in facts] == ["Lisbon"]
+        assert gm.observation_history(fact_id).facts[0].id == fact_id
+        ops = gm.profile_ops([{"op": "ADD", "owner": o, "key": "city", "value": "Lisbon"}])
+        assert ops[0].action == "created"
+        assert [(f.type, f.content) for f in gm.profile(o)] == [("city", "Lisbon")]
+        names = {a.name for a in gm.audits()}
+        assert "fact_sources" in names
+        rows = gm.audit("fact_sources", id=fact_id).rows
+        assert [r["message_id"] for r in rows] == [f"{o}/m0"]
+
+        # jobs and usage: formation jobs were enqueued by the ingest
+        jobs = gm.jobs(limit=50)
+        mine = [j for j in jobs.jobs if j.owner == o]
+        assert mine and mine[0].kind == "form_session"
+        drain(memory, TENANT)
+        done = gm.jobs(state="done").jobs
+        assert any(j.id == mine[0].id for j in done)
+        rerun = gm.rerun_job(mine[0].id)
+        assert rerun.state == "pending"
+        with pytest.raises(Conflict):
+            gm.rerun_job(mine[0].id)  # pending now: 409
+        drain(memory, TENANT)
+        usage = gm.usage(since=date(2020, 1, 1))
+        assert usage.days == []
+
+        # procedural memory
+        good = ["get_order", "cancel_order"]
+        traces = gm.add_traces([run(o, 1, "success", good), run(o, 2, "success", good),
+                                run(o, 3, "failure", ["get_order", "refund_order"])])
+        assert traces.created == 3
+        drain(memory, TENANT)
+        skills = gm.search_skills("cancel my order", owner=o)
+        skill = skills.skills[0]
+        assert [s.tool for s in skill.steps] == good
+        detail = gm.skill(skill.id, limit=10)
+        assert len(detail.supporting) == 2
+        assert gm.skill_history(skill.id).skills[0].id == skill.id
+        case = gm.case(detail.supporting[0].id)
+        assert case.case.skill == skill.id and case.steps
+        outcome = gm.set_outcome(traces.ids[0], "failure", detail="refund was needed")
+        assert (outcome.outcome, outcome.previous) == ("failure", "success")
+
+        # forgetting one thing, then the whole owner
+        forgot = gm.forget_trace(traces.ids[2])
+        assert forgot.kind == "trace" and not forgot.already_forgotten
+        assert gm.forget_fact(fact_id).kind == "fact"
+        first = gm.forget_message(f"{o}/m1")
+        assert first.removed.get("messages") == 1
+        assert gm.forget_message(f"{o}/m1").already_forgotten
+        with pytest.raises(NotFound):
+            gm.get_message(f"{o}/m1")
+        gone = gm.delete_owner(o)
+        assert gone.owner == o and gone.messages == 2
+    assert gm.called == set(calls.ENDPOINTS), set(calls.ENDPOINTS) - gm.called
+
+
+def test_error_answers_of_the_real_server(server: str) -> None:
+    o = new_owner()
+    with GraphMem(server, api_key=KEY) as gm:
+        with pytest.raises(NotFound) as missing:
+            gm.get_message("no-such-message")
+        assert missing.value.status == 404 and missing.value.body is not None
+
+        gm.add_messages([msg(0, o, id=f"{o}-x")])
+        with pytest.raises(Conflict) as conflict:
+            gm.add_messages([msg(0, o, "s1", "other text", id=f"{o}-x")])
+        assert conflict.value.status == 409
+
+        with pytest.raises(InvalidInput) as bad:  # valid for the model, refused by the server
+            gm.usage(since=date(2024, 2, 1), until=date(2024, 1, 1))
+        assert bad.value.status == 422 and bad.value.field == "until"
+
+        with pytest.raises(TooLarge) as big:
+            gm.add_messages([msg(i, o, text="word " * 10_000) for i in range(5)])
+        assert big.value.status == 413 and big.value.field == "body"
+        assert gm.delete_owner(o).messages == 1
+
+    with GraphMem(server, api_key="wrong") as anon, pytest.raises(Unauthorized) as who:
+        anon.jobs()
+    assert who.value.status == 401
+
+    closed = f"http://127.0.0.1:{free_port()}"
+    with GraphMem(closed, retries=1, backoff=0.01) as nowhere, \
+            pytest.raises(TransportError) as down:
+        nowhere.health()
+    assert down.value.status is None
+
+
+def test_the_async_client(server: str) -> None:
+    o = new_owner()
+
+    async def main() -> list[Any]:
+        async with AsyncGraphMem(server, api_key=KEY) as gm:
+            report = await gm.add_messages(
+                [msg(i, o, "s1", f"turn {i} about the {w}") for i, w in
+                 enumerate(["garden", "piano", "harbour", "garden party"])])
+            assert report.created == 4
+            assert [m.id for m in await gm.session_messages("s1", owner=o)] == report.ids
+            results = await asyncio.gather(
+                gm.search("garden", owner=o, k=2), gm.search("piano", owner=o, k=1),
+                gm.context("the harbour", owner=o))
+            with pytest.raises(NotFound):
+                await gm.get_message("missing")
+            assert (await gm.delete_owner(o)).messages == 4
+            return list(results)
+
+    garden, piano, harbour = asyncio.run(main())
+    assert any("garden" in h.text for h in garden.hits if h.nucleus)
+    assert any("piano" in h.text for h in piano.hits if h.nucleus)
+    assert any("harbour" in i.text for i in harbour.items)

@@ -1,0 +1,272 @@
+"""The Python client without a server: httpx.MockTransport plays the API. Error answers become
+typed exceptions, retries follow the policy (what, how often, how long), timeouts raise
+`Timeout`, bad input is refused before sending, and the sync and async clients match."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from graphmem.client import (
+    AsyncGraphMem,
+    Conflict,
+    GraphMem,
+    GraphMemError,
+    InvalidInput,
+    NotFound,
+    ServerError,
+    Timeout,
+    TooLarge,
+    TransportError,
+    Unauthorized,
+    Unavailable,
+    calls,
+)
+from graphmem.client.base import Retry
+
+URL = "http://graphmem.test"
+REPORT = {"ids": ["m1"], "created": 1, "duplicates": 0}
+MESSAGE = {"owner": "alice", "session_id": "s1", "speaker": "alice", "text": "hi",
+           "timestamp": "2026-03-12T14:05:00+01:00"}
+
+
+def problem(status: int, detail: str = "it went wrong", **extra: Any) -> httpx.Response:
+    body = {"type": "about:blank", "title": "t", "status": status, "detail": detail, **extra}
+    headers = {"Retry-After": "5"} if status == 503 else {}
+    return httpx.Response(status, json=body, headers=headers,
+                          extensions={"reason_phrase": b"x"})
+
+
+def client(handler: Callable[[httpx.Request], httpx.Response], **kw: Any) -> GraphMem:
+    kw.setdefault("backoff", 0.0)
+    kw.setdefault("max_backoff", 0.0)  # no waiting, not even the server's Retry-After
+    return GraphMem(URL, api_key="k", transport=httpx.MockTransport(handler), **kw)
+
+
+class Script:
+    """Answers in turn (a Response, or an exception to raise); records every request."""
+
+    def __init__(self, *answers: httpx.Response | Exception) -> None:
+        self.answers = list(answers)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+@pytest.mark.parametrize(("status", "cls"), [
+    (400, InvalidInput), (401, Unauthorized), (404, NotFound), (409, Conflict),
+    (413, TooLarge), (422, InvalidInput), (500, ServerError), (503, Unavailable),
+    (405, GraphMemError),
+])
+def test_error_answers_become_typed_exceptions(status: int, cls: type[GraphMemError]) -> None:
+    with client(Script(problem(status)), retries=0) as gm, pytest.raises(cls) as info:
+        gm.get_message("m1")
+    assert type(info.value) is cls
+    assert (info.value.status, info.value.detail) == (status, "it went wrong")
+    assert info.value.body is not None and info.value.body.status == status
+
+
+def test_invalid_input_names_the_field() -> None:
+    errors = [{"field": "messages[0].timestamp", "problem": "needs a timezone offset"}]
+    answer = problem(422, "messages[0].timestamp: needs...", field=errors[0]["field"],
+                     errors=errors)
+    with client(Script(answer)) as gm, pytest.raises(InvalidInput) as info:
+        gm.add_messages([MESSAGE])
+    assert info.value.field == "messages[0].timestamp"
+    assert info.value.errors[0].problem == "needs a timezone offset"
+    too_large = problem(413, "too much", field="messages")
+    with client(Script(too_large)) as gm, pytest.raises(InvalidInput) as big:
+        gm.add_messages([MESSAGE])
+    assert isinstance(big.value, TooLarge) and big.value.field == "messages"
+
+
+def test_an_error_without_a_problem_body_keeps_its_text() -> None:
+    answer = httpx.Response(502, text="<html>bad gateway</html>")
+    with client(Script(answer)) as gm, pytest.raises(ServerError) as info:
+        gm.health()
+    assert info.value.status == 502 and "bad gateway" in info.value.detail
+    assert info.value.body is None
+
+
+def test_bad_input_is_refused_before_sending() -> None:
+    script = Script(httpx.Response(201, json=REPORT))
+    naive = {**MESSAGE, "timestamp": "2026-03-12T14:05:00"}
+    with client(script) as gm, pytest.raises(InvalidInput) as info:
+        gm.add_messages([MESSAGE, naive])
+    assert info.value.field == "messages[1].timestamp" and "offset" in info.value.detail
+    assert info.value.status == 422 and script.requests == []
+    with client(script) as gm, pytest.raises(InvalidInput) as info:
+        gm.search("q", owner="alice", k=0)
+    assert info.value.field == "k"
+
+
+def test_requests_carry_the_key_the_models_and_encoded_ids() -> None:
+    script = Script(httpx.Response(201, json=REPORT))
+    with client(script) as gm:
+        report = gm.add_messages([MESSAGE])
+        assert report.created == 1
+    sent = script.requests[0]
+    assert sent.headers["Authorization"] == "Bearer k"
+    assert sent.headers["User-Agent"].startswith("graphmem-python/")
+    body = httpx.Response(200, content=sent.content).json()
+    assert body == {"messages": [{**MESSAGE, "timestamp": "2026-03-12T13:05:00Z"}]}
+
+    message = {**MESSAGE, "id": "conv-26/D1:3", "recorded_at": "2026-03-12T13:05:01Z",
+               "timestamp": "2026-03-12T13:05:00Z"}
+    script = Script(httpx.Response(200, json=message))
+    with client(script) as gm:
+        got = gm.get_message("conv-26/D1:3")
+    assert got.id == "conv-26/D1:3" and got.timestamp.tzinfo is not None
+    assert script.requests[0].url.raw_path == b"/v1/messages/conv-26%2FD1%3A3"
+
+    script = Script(httpx.Response(200, json=[]))
+    with client(script) as gm:
+        gm.observations("alice", include_history=True)
+        gm.session_messages("s/1", owner="alice", limit=5)
+    first, second = script.requests
+    assert first.url.params == httpx.QueryParams({"owner": "alice", "include_history": "true"})
+    assert second.url.raw_path.startswith(b"/v1/sessions/s%2F1/messages?")
+    assert second.url.params["limit"] == "5" and second.url.params["skip"] == "0"
+
+
+def test_the_url_and_key_default_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHMEM_URL", "http://from-env:9000")
+    monkeypatch.setenv("GRAPHMEM_API_KEY", "env-key")
+    script = Script(httpx.Response(200, json={"version": "x"}))
+    with GraphMem(transport=httpx.MockTransport(script)) as gm:
+        gm.health()
+    assert str(script.requests[0].url) == "http://from-env:9000/healthz"
+    assert script.requests[0].headers["Authorization"] == "Bearer env-key"
+
+
+def test_a_503_is_retried_for_safe_requests_then_raised() -> None:
+    script = Script(problem(503), problem(503), httpx.Response(201, json=REPORT))
+    with client(script, retries=2) as gm:
+        assert gm.add_messages([MESSAGE]).ids == ["m1"]  # idempotent by message id
+    assert len(script.requests) == 3
+
+    script = Script(problem(503))
+    with client(script, retries=2) as gm, pytest.raises(Unavailable):
+        gm.search("q", owner="alice")
+    assert len(script.requests) == 3
+
+    script = Script(problem(503))
+    with client(script, retries=2) as gm, pytest.raises(Unavailable):
+        gm.add_observations([{"owner": "o", "subject": "s", "type": "t", "content": "c"}])
+    assert len(script.requests) == 1  # not idempotent: sent once
+
+
+def test_connection_errors_are_retried_lost_answers_only_when_safe() -> None:
+    refused = httpx.ConnectError("refused")
+    script = Script(refused, httpx.Response(201, json=[]))
+    with client(script) as gm:  # never sent: safe for any request
+        gm.profile_ops([{"op": "NOOP", "owner": "o", "key": "k"}])
+    assert len(script.requests) == 2
+
+    lost = httpx.ReadTimeout("slow")
+    script = Script(lost, httpx.Response(201, json=[]))
+    with client(script) as gm, pytest.raises(Timeout):
+        gm.profile_ops([{"op": "NOOP", "owner": "o", "key": "k"}])
+    assert len(script.requests) == 1  # it may have been applied: not sent again
+
+    script = Script(httpx.RemoteProtocolError("reset"), httpx.Response(200, json=[]))
+    with client(script) as gm:
+        assert gm.audits() == []
+    assert len(script.requests) == 2
+
+    script = Script(refused)
+    with client(script, retries=3) as gm, pytest.raises(TransportError) as info:
+        gm.health()
+    assert len(script.requests) == 4 and not isinstance(info.value, Timeout)
+    assert info.value.status is None and isinstance(info.value.__cause__, httpx.ConnectError)
+
+
+def test_backoff_doubles_honours_retry_after_and_is_capped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)
+    script = Script(httpx.ConnectError("refused"))
+    with client(script, retries=3, backoff=1.0, max_backoff=3.0) as gm, \
+            pytest.raises(TransportError):
+        gm.health()
+    assert len(waits) == 3
+    assert 0.8 <= waits[0] <= 1.2 and 1.6 <= waits[1] <= 2.4 and waits[2] == 3.0
+    waits.clear()
+    with client(Script(problem(503)), retries=1, backoff=0.1, max_backoff=30) as gm, \
+            pytest.raises(Unavailable) as info:
+        gm.health()
+    assert waits == [5.0] and info.value.retry_after == 5.0  # the server's Retry-After
+
+
+def test_retry_policy_table() -> None:
+    policy = Retry(retries=1, backoff=0.0)
+    safe, unsafe = calls.get_message("m"), calls.rerun_job("j")
+    assert policy.delay(safe, 0, problem(503)) == 5.0  # Retry-After, under max_backoff
+    assert policy.delay(safe, 1, problem(503)) is None  # retries spent
+    assert policy.delay(unsafe, 0, problem(503)) is None
+    assert policy.delay(safe, 0, problem(500)) is None
+    assert policy.delay(unsafe, 0, httpx.ConnectError("x")) == 0.0
+    assert policy.delay(unsafe, 0, httpx.ReadError("x")) is None
+
+
+def test_a_server_that_never_answers_times_out() -> None:
+    with socket.socket() as listener:  # accepts connections (backlog), never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        port = listener.getsockname()[1]
+        started = time.monotonic()
+        with GraphMem(f"http://127.0.0.1:{port}", timeout=0.3, retries=1, backoff=0.0) as gm, \
+                pytest.raises(Timeout):
+            gm.get_message("m1")  # safe: tried twice
+        assert 0.5 <= time.monotonic() - started < 5
+
+
+def test_async_client_retries_and_maps_errors() -> None:
+    script = Script(problem(503), httpx.Response(201, json=REPORT))
+
+    async def main() -> None:
+        transport = httpx.MockTransport(script)
+        async with AsyncGraphMem(URL, api_key="k", transport=transport, backoff=0.0,
+                                 max_backoff=0.0) as gm:
+            assert (await gm.add_messages([MESSAGE])).created == 1
+            script.answers = [problem(404)]
+            with pytest.raises(NotFound):
+                await gm.get_message("nope")
+
+    asyncio.run(main())
+    assert len(script.requests) == 3
+
+
+def test_sync_and_async_clients_have_the_same_methods() -> None:
+    def public(cls: type) -> dict[str, inspect.Signature]:
+        return {n: inspect.signature(f) for n, f in inspect.getmembers(cls, inspect.isfunction)
+                if not n.startswith("_")}
+
+    sync, aio = public(GraphMem), public(AsyncGraphMem)
+    assert sync.pop("close") and aio.pop("aclose")
+    assert sync == aio
+    assert set(calls.ENDPOINTS) <= set(sync)
+    for name in calls.ENDPOINTS:
+        assert inspect.iscoroutinefunction(getattr(AsyncGraphMem, name)), name
+
+
+def test_every_api_operation_has_a_client_method() -> None:
+    from graphmem.api.app import create_app
+    from graphmem.config import Settings
+
+    paths = create_app(Settings()).openapi()["paths"]
+    operations = {(m.upper(), p) for p, item in paths.items() for m in item}
+    known = {(e.method, e.path) for e in calls.ENDPOINTS.values()}
+    assert operations - calls.NOT_COVERED == known

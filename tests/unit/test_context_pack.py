@@ -1,0 +1,179 @@
+"""Packing the context for agents (pure): priority, dedupe, the token budget, rendering with
+evidence ids; building it from search results; mapping a reader's citations back."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from graphmem.answer import ReaderReply, citations, reply_schema, sources
+from graphmem.models import (
+    ContextItem,
+    ContextRequest,
+    ContextResult,
+    EpisodeHit,
+    FactHit,
+    Hit,
+    SearchRequest,
+    SearchResult,
+)
+from graphmem.retrieval.context import estimate_tokens
+from graphmem.retrieval.packing import LABEL_TOKENS, Piece, build, pack, prioritise
+
+T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+AS_OF = datetime(2023, 6, 1, tzinfo=UTC)
+
+
+def message(id_: str, n: int = 0, core: bool = True, score: float = 1.0, text: str = "hello",
+            session: str = "s1") -> Piece:
+    item = ContextItem(evidence="", unit="message", id=id_, text=text,
+                       at=T0 + timedelta(seconds=30 * n), sources=[id_], core=core,
+                       score=score, rules=["vector"], tokens=0, speaker="Caroline",
+                       session_id=session)
+    return Piece(item, n)
+
+
+def fact(id_: str, content: str = "Caroline has a dog", core: bool = True) -> Piece:
+    item = ContextItem(evidence="", unit="fact", id=id_, text=content, at=T0, sources=["m1"],
+                       core=core, score=0.5, rules=["vector"], tokens=0, subject="Caroline",
+                       type="pet", valid_from=T0, valid_to=None)
+    return Piece(item)
+
+
+def episode(id_: str, days: int = 0) -> Piece:
+    item = ContextItem(evidence="", unit="episode", id=id_, text="They talked about dogs.",
+                       at=T0 + timedelta(days=days), sources=["m1", "m2"], core=True,
+                       score=0.4, rules=["vector"], tokens=0, title="Dogs")
+    return Piece(item, days)
+
+
+def test_core_first_then_neighbours_once_each() -> None:
+    pieces = [message("n1", 1, core=False), message("h1", 2), message("h1", 2), fact("f1")]
+    packed = pack(pieces, 1000, AS_OF)
+    assert packed.duplicates == 1 and packed.candidates == 4
+    assert [(i.unit, i.id) for i in packed.items] == [
+        ("fact", "f1"), ("message", "n1"), ("message", "h1")]  # context order: facts, then time
+    assert [i.evidence for i in packed.items] == ["e1", "e2", "e3"]
+    assert [i.core for i in packed.items] == [True, False, True]
+
+
+def test_budget_counts_every_token_of_the_context() -> None:
+    pieces = [message(f"m{n}", n, text=f"turn {n} about the lake sunrise painting")
+              for n in range(20)]
+    for budget in (1, 20, 37, 80, 200, 10_000):
+        packed = pack(pieces, budget, AS_OF)
+        assert packed.tokens == estimate_tokens(packed.context) <= budget
+        assert len(packed.items) + len(packed.over_budget) == 20
+    assert pack(pieces, 1, AS_OF).items == []
+
+
+def test_an_item_too_big_is_left_out_and_smaller_ones_still_enter() -> None:
+    big = message("big", 0, text="word " * 300, score=2.0)
+    small = message("small", 1, text="short", score=1.0)
+    packed = pack([big, small], 60, AS_OF)
+    assert [i.id for i in packed.items] == ["small"]
+    assert [(r.unit, r.id) for r in packed.over_budget] == [("message", "big")]
+
+
+def test_rendering_sections_and_evidence_lines() -> None:
+    pieces = [message("a2", 2, session="s2"), message("a1", 1, text="I went there yesterday."),
+              episode("ep", 0), fact("f1"), message("a3", 3, session="s2")]
+    packed = pack(pieces, 10_000, AS_OF)
+    lines = packed.context.split("\n")
+    assert lines[0] == "## facts valid at 2023-06-01"
+    assert lines[1].startswith("[e1] Caroline · pet: Caroline has a dog (valid from 2023-05-08")
+    assert "## episodes" in lines and "[e2] Dogs (happened 2023-05-08): They talked" in \
+        packed.context
+    assert "[e3] 2023-05-08 13:56 Caroline: I went there yesterday [2023-05-07]." in \
+        packed.context  # relative time resolved against the message's own time
+    headers = [line for line in lines if line.startswith("## session")]
+    assert headers == ["## session s1 · 2023-05-08 13:56 UTC",
+                       "## session s2 · 2023-05-08 13:57 UTC"]
+    assert [i.id for i in packed.items] == ["f1", "ep", "a1", "a2", "a3"]
+    for item in packed.items:  # each item's tokens: its line, evidence id included
+        line = next(x for x in lines if x.startswith(f"[{item.evidence}] "))
+        assert item.tokens == estimate_tokens(line)
+    assert LABEL_TOKENS == 3
+
+
+def test_prompt_unsafe_text_is_cleaned_and_multiline_indented() -> None:
+    packed = pack([message("m", 0, text="one\u202e\r\ntwo\x00")], 1000, AS_OF)
+    assert "[e1] 2023-05-08 13:56 Caroline: one\n    two" in packed.context
+    assert "\u202e" not in packed.context and "\x00" not in packed.context
+
+
+def test_prioritise_takes_turns_by_unit_then_neighbours() -> None:
+    msgs = [message("m-low", 0, score=0.1), message("m-high", 1, score=0.9),
+            message("n", 2, core=False, score=0.5)]
+    out = prioritise(msgs, [fact("f1"), fact("f2")], [episode("e1")])
+    assert [p.item.id for p in out] == ["m-high", "f1", "e1", "m-low", "f2", "n"]
+
+
+def _result(req: SearchRequest) -> SearchResult:
+    hits, observations, episodes = [], [], []
+    if req.units == "messages":
+        hits = [Hit(id=f"m{n}", text=f"turn {n}", speaker="Caroline", timestamp=T0 +
+                    timedelta(seconds=30 * n), session_id="s1", owner=req.owner, score=1 / (n + 1),
+                    rules=["vector"], nucleus=n == 1) for n in range(3)]
+    elif req.units == "observations":
+        observations = [FactHit(id="f1", subject="Caroline", type="pet", content="a dog",
+                                valid_from=T0, valid_to=None, score=0.3, rules=["vector"],
+                                sources=["m1"])]
+    else:
+        episodes = [EpisodeHit(id="ep1", title="Dogs", narrative="About dogs.", reported_at=T0,
+                               occurred_at=T0, occurred_until=T0, score=0.2, rules=["vector"],
+                               messages=["m0", "m1", "m2"])]
+        hits = [Hit(id="m0", text="turn 0", speaker="Caroline", timestamp=T0, session_id="s1",
+                    owner=req.owner, score=0.2, rules=["episode"], nucleus=False)]
+    return SearchResult(query=req.query, method=req.method, hits=hits, observations=observations,
+                        episodes=episodes, context="", context_tokens=0)
+
+
+def test_build_runs_one_search_per_unit_at_the_questions_time() -> None:
+    seen: list[SearchRequest] = []
+
+    def search(req: SearchRequest) -> SearchResult:
+        seen.append(req)
+        return _result(req)
+
+    req = ContextRequest(query="Does Caroline have a pet?", owner="o", as_of=AS_OF, trace=True,
+                         k=7)
+    out = build(search, req, "rrf_windows", datetime(2030, 1, 1, tzinfo=UTC))
+    assert [(r.units, r.method, r.as_of, r.k) for r in seen] == [
+        ("messages", "rrf_windows", AS_OF, 7), ("observations", "rrf", AS_OF, 7),
+        ("episodes", "rrf", AS_OF, 7)]
+    assert [r.trace for r in seen] == [True, False, False]
+    assert out.as_of == AS_OF and out.method == "rrf_windows"
+    assert {(i.unit, i.id) for i in out.items} == {
+        ("message", "m0"), ("message", "m1"), ("message", "m2"), ("fact", "f1"),
+        ("episode", "ep1")}
+    assert next(i for i in out.items if i.unit == "episode").sources == ["m0", "m1", "m2"]
+    assert out.trace is not None and out.trace.kept == 5 and out.trace.duplicates == 0
+    assert [s["unit"] for s in out.trace.searches] == ["message", "fact", "episode"]
+
+    seen.clear()
+    only = build(search, ContextRequest(query="q", owner="o", units=["fact"]), "vector",
+                 AS_OF)
+    assert [(r.units, r.method) for r in seen] == [("observations", "vector")]
+    assert [i.unit for i in only.items] == ["fact"] and only.trace is None
+    assert only.as_of == AS_OF  # `now` stands in for a missing as_of
+
+
+def test_citations_map_back_and_invented_ones_are_dropped() -> None:
+    pieces = [message("conv-26/D1:3", 0), fact("f1")]
+    packed = pack(pieces, 1000, AS_OF)
+    ctx = ContextResult(query="q", owner="o", as_of=AS_OF, method="rrf_expand",
+                        context=packed.context, context_tokens=packed.tokens, max_tokens=1000,
+                        items=packed.items)
+    cited, invented = citations(["E2", "[e1]", "e2", "e9", "m3"], ctx)
+    assert [(c.evidence, c.unit, c.id) for c in cited] == [
+        ("e2", "message", "conv-26/D1:3"), ("e1", "fact", "f1")]
+    assert invented == ["e9", "m3"]
+    assert sources(cited) == ["conv-26/D1:3", "m1"]
+
+
+def test_reply_schema_allows_only_the_contexts_ids() -> None:
+    schema = reply_schema(3)
+    assert schema["properties"]["citations"]["items"]["enum"] == ["e1", "e2", "e3"]
+    assert set(schema["required"]) == {"answer", "citations", "insufficient"}
+    assert reply_schema(0)["properties"]["citations"]["maxItems"] == 0
+    assert ReaderReply.model_validate({"answer": "x"}).citations == []

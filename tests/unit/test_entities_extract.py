@@ -1,0 +1,114 @@
+"""Entity extraction without an LLM (graphmem.entities.extract): names, speakers, dates, topics,
+normal forms, and the rows ingest writes."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem import temporal
+from graphmem.entities.extract import (
+    Mention,
+    date_names,
+    inner_names,
+    mentions,
+    message_mentions,
+    names,
+    normalise,
+    query_mentions,
+    singular,
+    topics,
+)
+
+
+def test_normal_form_folds_case_possessives_and_punctuation() -> None:
+    assert normalise("Caroline's") == "caroline"
+    assert normalise("CAROLINE!") == "caroline"
+    assert normalise("  Pride   Parade’s, ") == "pride parade"
+    assert normalise("...") == ""
+
+
+@given(st.text(max_size=60))
+def test_normal_form_is_idempotent(text: str) -> None:
+    once = normalise(text)
+    assert normalise(once) == once
+    assert once == once.strip() and "  " not in once
+
+
+def test_names_are_capitalised_runs_inside_sentences() -> None:
+    text = "I went to Lisbon with Ana Silva. She loved the Pride Parade!"
+    assert names(text) == ["lisbon", "ana silva", "pride parade"]
+
+
+def test_a_sentence_opening_word_is_a_name_only_when_known() -> None:
+    text = "Melanie went camping. Camping is fun."
+    assert names(text) == []
+    assert names(text, known={"melanie"}) == ["melanie"]
+
+
+def test_greetings_pronouns_and_months_are_not_names() -> None:
+    assert names("Hey Mel! Oh I love it. We met in May, on Monday.") == ["mel"]
+
+
+def test_inner_names_are_the_words_capitalised_inside_sentences() -> None:
+    assert inner_names(["Caroline met Jon.", "Jon said hi to Caroline's mom."]) == {
+        "jon", "caroline"}
+
+
+def test_topics_are_content_words_and_pairs_singular_and_bounded() -> None:
+    got = topics("I went to a support group about painting classes.")
+    assert got == ["support", "support group", "group", "painting", "painting class", "class"]
+    assert topics("the 2023 r2d2 and abc123 of it") == []  # stopwords and non-words
+    assert len(topics("alpha bravo charlie delta foxtrot hotel india juliet kilo lima mike "
+                      "november oscar papa", limit=5)) == 5
+
+
+def test_singular() -> None:
+    assert [singular(w) for w in ("stories", "classes", "games", "kids", "glass", "bus",
+                                  "tennis")] == ["story", "class", "game", "kid", "glass",
+                                                 "bus", "tennis"]
+
+
+def test_dates_become_months_or_years() -> None:
+    assert date_names([(date(2023, 5, 7), date(2023, 5, 7))]) == ["2023-05"]
+    assert date_names([(date(2023, 3, 1), date(2023, 5, 31))]) == ["2023"]
+    assert date_names([(date(2022, 12, 1), date(2023, 1, 31))]) == []
+
+
+def test_mentions_of_a_turn() -> None:
+    said = datetime(2023, 5, 8, 13, 57, tzinfo=UTC)
+    text = "I went to a LGBTQ support group yesterday with Jon."
+    got = mentions(text, "Caroline", temporal.event_dates(text, said))
+    assert got[:4] == [Mention("caroline", "speaker"), Mention("lgbtq", "name"),
+                       Mention("jon", "name"), Mention("2023-05", "date")]
+    assert Mention("support group", "topic") in got
+    assert len({m.name for m in got}) == len(got)
+
+
+def test_query_mentions_take_a_capitalised_first_word() -> None:
+    got = [m.name for m in query_mentions("Caroline went where after the Pride Parade?")]
+    assert got[:2] == ["caroline", "pride parade"]
+
+
+def test_message_mentions_use_the_batch_as_known_names() -> None:
+    rows = [
+        {"id": "a", "owner": "o", "speaker": "Caroline", "text": "Melanie, hi!",
+         "event_starts": [], "event_ends": []},
+        {"id": "b", "owner": "o", "speaker": "Melanie", "text": "Caroline painted a lake.",
+         "event_starts": [date(2023, 5, 7)], "event_ends": [date(2023, 5, 7)]},
+    ]
+    out = message_mentions(rows)
+    assert out[0] == {"message_id": "a", "owner": "o", "entities": [
+        {"name": "caroline", "kind": "speaker"}, {"name": "melanie", "kind": "name"}]}
+    assert {"name": "caroline", "kind": "name"} in out[1]["entities"]
+    assert {"name": "2023-05", "kind": "date"} in out[1]["entities"]
+    assert {"name": "lake", "kind": "topic"} in out[1]["entities"]
+
+
+@given(st.text(max_size=300), st.text(max_size=20))
+def test_mentions_never_fail_and_are_normal_forms(text: str, speaker: str) -> None:
+    got = mentions(text, speaker)
+    assert all(m.name and normalise(m.name) == m.name for m in got)
+    assert len({m.name for m in got}) == len(got)

@@ -262,8 +262,8 @@ def describe(settings: Settings) -> tuple[str, int] | None:
         return None
     if not settings.embedding_quantize:
         return model, KNOWN_DIMENSIONS[model]
-    onnx = settings.embedding_backend == "onnx" and all(
-        importlib.util.find_spec(m) is not None for m in ("onnxruntime", "optimum.onnxruntime"))
+    onnx = settings.embedding_backend == "onnx" and _installed("onnxruntime") and _installed(
+        "optimum", "onnxruntime")
     return f"{model}+int8" if onnx else f"{model}+int8-torch", KNOWN_DIMENSIONS[model]
 
 
@@ -299,3 +299,14 @@ class LazyEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return token_counts(self._loaded(), texts)
+
+
+def _installed(package: str, subpackage: str | None = None) -> bool:
+    """Whether ``package`` (and its ``subpackage`` folder) is installed, without importing either
+    (`find_spec` of a submodule would import the package)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None:
+        return False
+    if subpackage is None:
+        return True
+    return any((Path(p) / subpackage).is_dir() for p in spec.submodule_search_locations or ())

@@ -162,7 +162,7 @@ def _ingest_pass(mem: Memory, tenant: str, convs: Sequence[locomo.Conversation],
     finally:
         if not keep:
             for owner in owners:
-                mem.delete_owner(tenant, owner)
+                mem.for_tenant(tenant).messages.forget_owner(owner)
     return rate
 
 

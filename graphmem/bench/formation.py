@@ -45,8 +45,8 @@ def score_episodes(mem: Memory, tenant: str, probes: Sequence[Probe], rs: Retrie
     returned = {b: 0 for b in budgets}
     for p in probes:
         for b in budgets:
-            res = mem.search(tenant, SearchRequest(query=p.query, owner=p.owner, units="episodes",
-                                                   max_messages=b), rs)
+            req = SearchRequest(query=p.query, owner=p.owner, units="episodes", max_messages=b)
+            res = mem.for_tenant(tenant).search(req, rs)
             recall[b] += evidence_recall(p.gold, [h.id for h in res.hits])
             returned[b] += len(res.hits)
     n = max(len(probes), 1)
@@ -85,7 +85,8 @@ def temporal_in_context(mem: Memory, tenant: str, probes: Sequence[Probe],
         scored += 1
         req = SearchRequest(query=p.query, owner=p.owner, max_messages=budget)
         for label, normalise in (("normalised", True), ("raw", False)):
-            context = mem.search(tenant, req, rs.with_(normalise_time=normalise)).context.lower()
+            res = mem.for_tenant(tenant).search(req, rs.with_(normalise_time=normalise))
+            context = res.context.lower()
             hits[label] += any(f in context for f in forms)
     return {"questions": scored, "budget": budget,
             "answer_in_context": {k: v / max(scored, 1) for k, v in hits.items()}}

@@ -112,7 +112,7 @@ def score_answers(mem: Memory, tenant: str, who: str, qs: Sequence[Question],
     rows: list[dict[str, Any]] = []
     for n, q in enumerate(qs, 1):
         started = time.perf_counter()
-        res = mem.answer(tenant, AnswerRequest(query=q.query, owner=who, as_of=as_of))
+        res = mem.for_tenant(tenant).answer(AnswerRequest(query=q.query, owner=who, as_of=as_of))
         context_messages = [i.id for i in res.context.items if i.unit == "message"]
         rows.append({
             "question": q.query, "category": q.category, "gold": q.answer,
@@ -163,7 +163,7 @@ def gold_observations(item: dict[str, Any], sessions: Sequence[int]) -> list[tup
 
 def score_extraction(mem: Memory, tenant: str, who: str,
                      gold: list[tuple[str, set[str]]]) -> dict[str, Any]:
-    facts = [f for f in mem.facts.query(tenant, "observation", who, include_history=True)
+    facts = [f for f in mem.for_tenant(tenant).facts.query(who, include_history=True)
              if f.content]
     if not facts or not gold:
         return {"facts": len(facts), "gold": len(gold), "recall": 0.0, "precision": 0.0}
@@ -237,7 +237,7 @@ def decider_recall(mem: Memory, tenant: str, who: str, qs: Sequence[Question],
     total = 0.0
     for q in qs:
         req = SearchRequest(query=q.query, owner=who, method="iterative", max_messages=budget)
-        total += evidence_recall(q.gold, [h.id for h in mem.search(tenant, req).hits])
+        total += evidence_recall(q.gold, [h.id for h in mem.for_tenant(tenant).search(req).hits])
     return total / max(len(qs), 1)
 
 
@@ -311,7 +311,7 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
             seconds, "decider_offline", lambda: decider_recall(plain, tenant, who, dq))
         out["decider"]["llm_recall_at_10"] = _timed(
             seconds, "decider_llm", lambda: decider_recall(mem, tenant, who, dq))
-        report = mem.llm_usage(tenant)
+        report = mem.for_tenant(tenant).usage()
         out["cost"] = {op: {"calls": t.calls, "failures": t.failures,
                             "prompt_tokens": t.prompt_tokens,
                             "completion_tokens": t.completion_tokens,

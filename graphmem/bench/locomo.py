@@ -96,7 +96,8 @@ def ingest_all(
             continue
         owners.append(c.messages[0].owner)
         batches = [c.messages[i : i + BATCH] for i in range(0, len(c.messages), BATCH)]
-        for _ in mem.ingest_many(tenant, batches):  # the bulk path: embed while Neo4j commits
+        # the bulk path: embed while Neo4j commits
+        for _ in mem.for_tenant(tenant).messages.ingest_many(batches):
             pass
         total += len(c.messages)
         _log(f"  ingested {c.sample_id}: {len(c.messages)} messages")
@@ -117,7 +118,7 @@ def warm_up(
             runs.append(ingest_all(mem, scratch, convs, owners))
         finally:
             for owner in owners:
-                mem.delete_owner(scratch, owner)
+                mem.for_tenant(scratch).messages.forget_owner(owner)
     return runs
 
 
@@ -138,7 +139,7 @@ def score(
                 req = SearchRequest(query=p.query, owner=p.owner, method=m, max_messages=b,
                                     trace=m == "iterative")
                 t0 = time.perf_counter()
-                res = mem.search(tenant, req, rs)
+                res = mem.for_tenant(tenant).search(req, rs)
                 times[m].append((time.perf_counter() - t0) * 1000)
                 if res.trace is not None:
                     rounds[m].append(len(res.trace.rounds))
@@ -181,12 +182,12 @@ def latency_inprocess(
     """`Memory.search` wall time, method rrf_expand, k=10, no budget, after a warm-up."""
     reqs = [SearchRequest(query=p.query, owner=p.owner) for p in probes]
     for r in reqs[:WARMUP]:
-        mem.search(tenant, r)
+        mem.for_tenant(tenant).search(r)
     times = []
     for r in reqs:
         _check(stop)
         t0 = time.perf_counter()
-        mem.search(tenant, r)
+        mem.for_tenant(tenant).search(r)
         times.append((time.perf_counter() - t0) * 1000)
     return _percentiles(times)
 
@@ -199,14 +200,14 @@ def latency_side_by_side(
     question (a busy machine slows them alike), after a warm-up."""
     for p in probes[:WARMUP]:
         for m in methods:
-            mem.search(tenant, SearchRequest(query=p.query, owner=p.owner, method=m))
+            mem.for_tenant(tenant).search(SearchRequest(query=p.query, owner=p.owner, method=m))
     times: dict[str, list[float]] = {m: [] for m in methods}
     for p in probes:
         _check(stop)
         for m in methods:
             req = SearchRequest(query=p.query, owner=p.owner, method=m)
             t0 = time.perf_counter()
-            mem.search(tenant, req)
+            mem.for_tenant(tenant).search(req)
             times[m].append((time.perf_counter() - t0) * 1000)
     return {m: _percentiles(t) for m, t in times.items()}
 
@@ -452,7 +453,7 @@ def main(
         finally:
             try:
                 for owner in owners:
-                    mem.delete_owner(tenant, owner)
+                    mem.for_tenant(tenant).messages.forget_owner(owner)
             finally:
                 mem.close()
     out["duration_s"] = time.perf_counter() - t_start

@@ -105,8 +105,9 @@ def run(mem: Memory, tenant: str, probes: Sequence[Probe], methods: Sequence[Met
     for p in scored:
         for m in methods:
             for b in budgets:
-                res = mem.search(tenant, SearchRequest(query=p.item.question, owner=p.owner,
-                                                       method=m, max_messages=b))
+                req = SearchRequest(query=p.item.question, owner=p.owner, method=m,
+                                    max_messages=b)
+                res = mem.for_tenant(tenant).search(req)
                 per[m][b].append(scores(p.item, [h.id for h in res.hits]))
     types = sorted({p.item.question_type for p in scored})
     out: dict[str, Any] = {}
@@ -178,7 +179,7 @@ def main(settings: Settings, data: Sequence[Path], json_out: Path | None,
         t0 = time.perf_counter()
         for msgs in owners.values():
             batches = [msgs[i:i + BATCH] for i in range(0, len(msgs), BATCH)]
-            for _ in mem.ingest_many(tenant, batches):
+            for _ in mem.for_tenant(tenant).messages.ingest_many(batches):
                 pass
         out["ingest_s"] = time.perf_counter() - t0
         _log(f"ingested {out['messages']} messages in {out['ingest_s']:.1f} s")
@@ -188,7 +189,7 @@ def main(settings: Settings, data: Sequence[Path], json_out: Path | None,
     finally:
         try:
             for owner in owners:
-                mem.delete_owner(tenant, owner)
+                mem.for_tenant(tenant).messages.forget_owner(owner)
         finally:
             mem.close()
     out["duration_s"] = time.perf_counter() - t_start

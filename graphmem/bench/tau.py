@@ -96,7 +96,7 @@ def ingest(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]])
     start = time.perf_counter()
     traces = [trace_of(r, owner, n) for n, r in enumerate(runs)]
     for i in range(0, len(traces), BATCH):
-        mem.procedural.ingest(tenant, traces[i : i + BATCH])
+        mem.for_tenant(tenant).traces.ingest(traces[i : i + BATCH])
     return time.perf_counter() - start
 
 
@@ -142,8 +142,8 @@ def retrieval(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[
         form(mem, tenant, owner, rest)
         got = {1: 0.0, 3: 0.0}
         for r in mine:
-            res = mem.procedural.search(tenant, SkillSearch(query=first_user(r), owner=owner, k=3,
-                                                            cases_per_skill=0))
+            res = mem.for_tenant(tenant).skills.search(
+                SkillSearch(query=first_user(r), owner=owner, k=3, cases_per_skill=0))
             for k in (1, 3):
                 tools = {s.tool for sk in res.skills[:k] for s in sk.steps}
                 got[k] += len(gold & tools) / len(gold)
@@ -152,7 +152,7 @@ def retrieval(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[
             recall[k] += got[k]
         per_task[str(t)] = {"gold": sorted(gold), "recall_1": got[1] / len(mine),
                             "recall_3": got[3] / len(mine)}
-        mem.delete_owner(tenant, owner)
+        mem.for_tenant(tenant).messages.forget_owner(owner)
         _log(f"  task {t}: recall@1 {got[1] / len(mine):.2f} @3 {got[3] / len(mine):.2f}")
     n = max(scored, 1)
     return {"action_recall": {"1": recall[1] / n, "3": recall[3] / n}, "queries": scored,
@@ -168,14 +168,15 @@ def run(settings: Settings, data: Path, json_out: Path | None) -> dict[str, Any]
     try:
         _log(f"{len(runs)} runs; warm-up (compiles Neo4j's query plans), then ingesting")
         ingest(mem, tenant, "warmup", runs[:WARMUP])
-        mem.delete_owner(tenant, "warmup")
+        mem.for_tenant(tenant).messages.forget_owner("warmup")
         ingest_s = ingest(mem, tenant, owner, runs)
         _log(f"ingest {len(runs) / ingest_s:.1f} runs/s; forming")
         formation_s = form(mem, tenant, owner, runs)
         _log(f"formation {formation_s:.1f} s; clustering")
         clusters = clustering(mem, tenant, owner, runs)
         _log(f"ARI task {clusters['ari']['task']:.3f} kind {clusters['ari']['kind']:.3f}")
-        skills = mem.procedural.search(tenant, SkillSearch(query="flight", owner=owner, k=100))
+        skills = mem.for_tenant(tenant).skills.search(
+            SkillSearch(query="flight", owner=owner, k=100))
         retrieved = retrieval(mem, tenant, runs)
         out = {"runs": len(runs), "solved": sum(r["reward"] >= 1.0 for r in runs),
                "ingest": {"runs_per_s": len(runs) / ingest_s, "seconds": ingest_s},
@@ -183,7 +184,7 @@ def run(settings: Settings, data: Path, json_out: Path | None) -> dict[str, Any]
                "skills_formed": len(skills.skills), "retrieval": retrieved}
     finally:
         for o in [owner, "warmup", *(f"loto-{t}" for t in {r["task_id"] for r in runs})]:
-            mem.delete_owner(tenant, o)
+            mem.for_tenant(tenant).messages.forget_owner(o)
         base.close()
     if json_out is not None:
         json_out.write_text(json.dumps(out, indent=2, default=str), encoding="utf-8")

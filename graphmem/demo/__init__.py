@@ -21,14 +21,15 @@ TRACES = HERE / "demo_traces.json"
 
 def load(mem: Memory, tenant: str) -> None:
     """Idempotent: loading twice stores everything once."""
+    tm = mem.for_tenant(tenant)
     for batch in jsonl.read(MESSAGES):
-        mem.ingest(tenant, batch)
+        tm.messages.ingest(batch)
     facts = json.loads(FACTS.read_text(encoding="utf-8"))
     for item in facts["observations"]:  # one at a time, in order: each revises the previous
-        mem.facts.observe(tenant, [ObservationIn.model_validate(item)])
-    mem.facts.profile_ops(tenant, [ProfileOp.model_validate(o) for o in facts["profile_ops"]])
+        tm.facts.observe([ObservationIn.model_validate(item)])
+    tm.profile.apply([ProfileOp.model_validate(o) for o in facts["profile_ops"]])
     runs = TraceBatch.model_validate_json(TRACES.read_text(encoding="utf-8")).traces
-    mem.procedural.ingest(tenant, runs)
+    tm.traces.ingest(runs)
     for run in runs:  # formed now, so the skill is there at once (the jobs find it done)
         mem.procedural.form_trace(tenant, run.id or "", jobs=False)
     for owner in sorted({run.owner for run in runs}):

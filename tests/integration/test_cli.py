@@ -56,7 +56,7 @@ def test_schema_apply_loads_no_model(env: None, memory: Memory) -> None:
     code, out, err, loaded = run_cli("schema", "apply")
     assert code == 0, err
     assert "every index ONLINE" in out
-    assert set(loaded) <= {"graphmem.embeddings"}  # describe(); no model library
+    assert set(loaded) <= {"graphmem.embeddings"}  # describe(); no model library, no optimum
     assert memory.store.embedding_meta() is not None
     assert memory.store.embedding_meta()["model"] == memory.embedder.name  # type: ignore[index]
 

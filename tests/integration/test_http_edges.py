@@ -20,6 +20,7 @@ from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.models import Message
 from graphmem.store.core import Store
+from graphmem.tenant_memory import TenantMemory
 from tests.support.live_server import free_port, serve
 
 KEY = {"Authorization": "Bearer edge-key"}
@@ -30,6 +31,9 @@ class Stub:
 
     def ensure_schema(self) -> None:
         pass
+
+    def for_tenant(self, name: str) -> TenantMemory:
+        return TenantMemory(self, name)  # type: ignore[arg-type]
 
     def get_message(self, tenant: str, id_: str) -> Message:
         raise RuntimeError("an unforeseen bug")

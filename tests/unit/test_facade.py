@@ -64,7 +64,7 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     tm.usage(date(2026, 1, 1))
     mem.llm_usage.assert_called_once_with("acme", date(2026, 1, 1), None)
     tm.skills.get("s1")
-    mem.procedural.skill.assert_called_once_with("acme", "s1", 50)
+    mem.procedural.skill.assert_called_once_with("acme", "s1", 50, None, None)
     tm.cases.get("c1")
     mem.procedural.case.assert_called_once_with("acme", "c1")
     tm.traces.forget("t1")

@@ -80,6 +80,29 @@ def normalise(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+def one_date(text: str) -> date | None:
+    """The calendar day a short answer names ("7 May 2023", "2023-05-07"), None unless it names
+    exactly one full date (day, month and year)."""
+    import dateparser  # type: ignore[import-untyped]
+
+    text = text.strip()
+    if not text or len(text) > 40 or not re.search(r"\b\d{4}\b", text):  # a year, not "ago"
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        pass
+    parsed = dateparser.parse(text, languages=["en"], settings={
+        "STRICT_PARSING": True, "REQUIRE_PARTS": ["day", "month", "year"]})
+    return parsed.date() if parsed is not None else None
+
+
+def same_date(prediction: str, gold: str) -> bool:
+    """Both name the same full date, however written ("2023-07-02" and "2 July 2023")."""
+    day = one_date(gold)
+    return day is not None and one_date(prediction) == day
+
+
 def token_f1(prediction: str, gold: str) -> float:
     p, g = normalise(prediction).split(), normalise(gold).split()
     common = sum((Counter(p) & Counter(g)).values())
@@ -118,6 +141,7 @@ def score_answers(mem: Memory, tenant: str, who: str, qs: Sequence[Question],
             "question": q.query, "category": q.category, "gold": q.answer,
             "answer": res.answer, "insufficient": res.insufficient,
             "exact": normalise(res.answer) == normalise(q.answer),
+            "same_date": same_date(res.answer, q.answer),
             "f1": round(token_f1(res.answer, q.answer), 3),
             "context_recall": evidence_recall(q.gold, context_messages),
             "cited_recall": evidence_recall(q.gold, res.sources),
@@ -125,7 +149,7 @@ def score_answers(mem: Memory, tenant: str, who: str, qs: Sequence[Question],
             "seconds": round(time.perf_counter() - started, 1)})
         _log(f"  answered {n}/{len(qs)}: f1 {rows[-1]['f1']} ({rows[-1]['seconds']} s)")
     n = max(len(rows), 1)
-    correct = [bool(r["exact"] or r["f1"] >= 0.5) for r in rows]
+    correct = [bool(r["exact"] or r.get("same_date") or r["f1"] >= 0.5) for r in rows]
     by_cat: dict[str, list[bool]] = {}
     for r, ok in zip(rows, correct, strict=True):
         by_cat.setdefault(str(r["category"]), []).append(ok)

@@ -1,0 +1,32 @@
+"""The answer judge of `graphmem bench llm`: SQuAD-style token F1, and dates compared as days."""
+
+from datetime import date
+
+import pytest
+
+from graphmem.bench.llm import one_date, same_date, token_f1
+
+
+@pytest.mark.parametrize(("prediction", "gold"), [
+    ("2023-05-07", "7 May 2023"), ("2 July 2023", "2023-07-02"), ("July 2, 2023", "2 July 2023")])
+def test_the_same_day_written_two_ways_is_the_same_date(prediction: str, gold: str) -> None:
+    assert same_date(prediction, gold)
+
+
+@pytest.mark.parametrize(("prediction", "gold"), [
+    ("2023-05-20", "The sunday before 25 May 2023"),  # a reasoning answer, not a date
+    ("2023-05-08", "7 May 2023"), ("2022", "2022"),  # a year alone is not a day
+    ("2016-12-01", "10 years ago")])  # relative: never resolved against today
+def test_other_answers_are_not_the_same_date(prediction: str, gold: str) -> None:
+    assert not same_date(prediction, gold)
+
+
+def test_one_date_needs_day_month_and_year() -> None:
+    assert one_date("7 May 2023") == date(2023, 5, 7)
+    assert one_date("July 2023") is None and one_date("") is None
+
+
+def test_token_f1() -> None:
+    assert token_f1("painting, pottery", "pottery, camping, painting, swimming") == pytest.approx(
+        2 / 3)
+    assert token_f1("The beach", "beach") == 1.0 and token_f1("x", "") == 0.0

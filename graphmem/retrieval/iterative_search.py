@@ -7,13 +7,11 @@ outcome into the reply's `SearchTrace`."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from concurrent.futures import Executor
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import cast
 
-from graphmem.embeddings import Embedder
 from graphmem.models import (
     Method,
     SearchRequest,
@@ -29,7 +27,6 @@ from graphmem.retrieval.expansion import Selected
 from graphmem.retrieval.iterative import Bounds, Budget, Candidate, Decider, Outcome, iterate
 from graphmem.retrieval.plan import Plan, resolve
 from graphmem.retrieval.settings import RetrievalSettings
-from graphmem.store import TenantStore
 from graphmem.store.core import Row
 
 TRACE_CANDIDATES = 20
@@ -37,14 +34,17 @@ TRACE_CANDIDATES = 20
 BASES: frozenset[str] = frozenset({"rrf_expand", "rrf_windows"})
 
 
+OneShot = Callable[[Plan], tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]]
+"""One run of the one-shot pipeline for a plan: the selected messages, their records and the
+NEXT links among them (`search.one_shot`)."""
+
+
 def iterative_messages(
-    store: TenantStore, embedder: Embedder, req: SearchRequest, rs: RetrievalSettings,
-    pool: Executor | None = None, decider: Decider | None = None,
+    one_shot: OneShot, req: SearchRequest, rs: RetrievalSettings,
+    decider: Decider | None = None,
 ) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]], SearchTrace | None]:
     """The messages method ``iterative`` selects (with their records and NEXT links, for
     `search.pack`) and, when the request asks for it, the trace."""
-    from graphmem.retrieval.search import message_lists, select_messages  # search imports us
-
     started = time.perf_counter()
     if rs.iterative_base not in BASES:
         raise ValueError(f"iterative_base must be one of {sorted(BASES)}")
@@ -59,8 +59,7 @@ def iterative_messages(
                 else resolve(base.model_copy(update={"query": query}), rs, now))
         if budget_k is not None:
             plan = _with_budget(plan, budget_k)
-        lists, _ = message_lists(store, embedder, plan, pool)
-        selected, rows, pairs = select_messages(store, lists, plan)
+        selected, rows, pairs = one_shot(plan)
         records.update(rows)
         links.update(pairs)
         follow_up = query != req.query

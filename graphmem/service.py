@@ -11,7 +11,7 @@ from typing import Any
 from graphmem import metrics
 from graphmem.answer import Reader, ReaderNotConfigured
 from graphmem.config import Settings
-from graphmem.embeddings import Embedder, LazyEmbedder, embedder_for
+from graphmem.embeddings import Embedder, LazyEmbedder, QueryMemo, embedder_for
 from graphmem.errors import NotFound
 from graphmem.facts.service import Facts
 from graphmem.forget import ForgetReport, forget
@@ -174,14 +174,17 @@ class Memory:
 
     @metrics.observe_search
     def search(
-        self, tenant: str, req: SearchRequest, rs: RetrievalSettings | None = None
+        self, tenant: str, req: SearchRequest, rs: RetrievalSettings | None = None, *,
+        embedder: Embedder | None = None,
     ) -> SearchResult:
+        """``embedder``: the model to embed the query with (default: this Memory's); `context`
+        passes one `QueryMemo` to its searches so the question is embedded once."""
         rs = rs or self.retrieval_settings(req.preset)
         decider = self._decider(rs) if req.method == "iterative" else None
         with tenant_scope(tenant):  # the decider's LLM calls are the tenant's
             return search(self.store.tenant(tenant), FactStore(self.store, tenant),
-                          EpisodeStore(self.store, tenant), self.embedder, req, rs, self._pool,
-                          decider)
+                          EpisodeStore(self.store, tenant), embedder or self.embedder, req, rs,
+                          self._pool, decider)
 
     def _decider(self, rs: RetrievalSettings) -> Decider:
         """The decider of method iterative (`Settings.iterative_decider`); one LLM client."""
@@ -198,9 +201,9 @@ class Memory:
         """Messages, episodes and facts valid at ``req.as_of``, each with its sources, packed
         within ``req.max_tokens`` (`graphmem.retrieval.packing`)."""
         rs = self.retrieval_settings(req.preset)
-        method = req.method or getattr(rs, "method", None) or DEFAULT_METHOD
-        return packing.build(lambda r: self.search(tenant, r, rs), req, method,
-                             datetime.now(UTC))
+        memo = QueryMemo(self.embedder)
+        return packing.build(lambda r: self.search(tenant, r, rs, embedder=memo), req,
+                             req.method or DEFAULT_METHOD, datetime.now(UTC))
 
     def answer(self, tenant: str, req: AnswerRequest) -> AnswerResult:
         """The reader's answer to ``req.query`` from its packed context, citing its items.

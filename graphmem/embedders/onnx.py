@@ -61,7 +61,7 @@ class OnnxEmbedder:
         import onnxruntime as ort
         from tokenizers import Tokenizer  # type: ignore[import-untyped]
 
-        from graphmem.embeddings import ort_options
+        from graphmem.embedders.runtime import ort_options
 
         self.spec = spec
         folder = fetch(spec.int8 if quantize else spec.fp32, cache_dir)

@@ -11,7 +11,7 @@ from itertools import pairwise, zip_longest
 from typing import Any
 
 from graphmem import temporal
-from graphmem.embeddings import Embedder, query_vectors
+from graphmem.embeddings import Embedder, QueryMemo, query_vectors
 from graphmem.entities.extract import query_mentions
 from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, UnitRef
 from graphmem.retrieval import graph
@@ -47,7 +47,9 @@ def search(
     decider: Decider | None = None,
 ) -> SearchResult:
     """One search. Method ``iterative`` runs rounds of its base method (`iterative_search`),
-    with ``decider`` (default: the offline one)."""
+    with ``decider`` (default: the offline one). The query is embedded once however many
+    lists and rounds read its vector."""
+    embedder = QueryMemo.of(embedder)
     plan = resolve(req, rs, datetime.now(UTC))
     if plan.units == "episodes":
         query = _query(plan, embedder, plan.unit_candidates)

@@ -116,3 +116,21 @@ def test_describe_tells_the_loaded_models_name_and_dimensions(quantize: bool) ->
     assert describe(Settings(embedder="e5-small-v2")) == ("e5-small-v2+int8", 384)
     assert describe(Settings(embedder="bge-small-en-v1.5", embedding_quantize=False)) == (
         "bge-small-en-v1.5", 384)
+
+
+def test_query_memo_embeds_each_query_once() -> None:
+    from graphmem.embeddings import QueryMemo
+
+    class Counting:
+        name, dimensions, calls = "counting", 2, 0
+
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            self.calls += 1
+            return [[float(len(t)), 1.0] for t in texts]
+
+    model = Counting()
+    memo = QueryMemo.of(model)  # type: ignore[arg-type]
+    assert QueryMemo.of(memo) is memo
+    assert memo.embed_query(["ab", "ab"]) == [[2.0, 1.0], [2.0, 1.0]]
+    assert memo.embed_query(["ab"]) == [[2.0, 1.0]] and model.calls == 1
+    assert memo.embed(["abc"]) == [[3.0, 1.0]] and model.calls == 2  # documents: not memoised

@@ -122,10 +122,13 @@ def test_concurrent_enqueues_and_claims(fast: Memory, tenant: str) -> None:
     stop = threading.Event()
 
     def claimer() -> None:  # claims and completes until the enqueues are over and none is left
-        while (job := q.claim("c", [k], 30, tenant)) is not None or not stop.is_set():
-            if job is not None:
+        while True:  # stop is read before the claim: an empty claim ends the loop only when
+            over = stop.is_set()  # it began after the last enqueue had committed
+            if (job := q.claim("c", [k], 30, tenant)) is not None:
                 seen[job.id] = job.payload
                 completed.append(q.complete(job))
+            elif over:
+                return
 
     thread = threading.Thread(target=claimer)
     thread.start()

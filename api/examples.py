@@ -40,5 +40,6 @@ EXAMPLES: dict[tuple[str, str], dict[str, Any]] = {
     ]},
     ("post", "/v1/traces/{trace_id}/outcome"): {"outcome": "failure", "score": 0.0,
                                                 "detail": "the rollback left a lock behind"},
+    ("post", "/v1/episodes/retry-extraction"): {"status": "all_dropped", "owner": "alice"},
     ("post", "/v1/skills/search"): {"query": "roll back a release", "owner": "alice", "k": 3},
 }

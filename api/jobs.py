@@ -1,11 +1,12 @@
-"""Routes for the job queue: the caller's jobs with counts per state, and rerunning one."""
+"""Routes for the job queue: the caller's jobs with counts per state, rerunning one, and
+retrying the fact extraction of episodes whose last one kept nothing."""
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
 from graphmem.jobs import Job, JobList, JobState
-from graphmem.models import MAX_SKIP
+from graphmem.models import MAX_SKIP, ExtractionRetry, ExtractionRetryIn
 
 
 def router(TenantMem: Any) -> APIRouter:
@@ -26,5 +27,12 @@ def router(TenantMem: Any) -> APIRouter:
         """A failed or done job back to pending (attempts reset): 404 for an unknown id, 409
         while it is pending or running."""
         return mem.jobs.rerun(job_id)  # type: ignore[no-any-return]
+
+    @r.post("/episodes/retry-extraction", status_code=202, response_model=ExtractionRetry)
+    def retry_extraction(body: ExtractionRetryIn, mem: TenantMem) -> ExtractionRetry:
+        """Episodes whose fact extraction ended with ``status`` (default ``all_dropped``: the
+        model proposed facts and every one was dropped) are extracted again, by one formation
+        job per session, enqueued here; e.g. after changing the LLM or its prompt."""
+        return mem.jobs.retry_extraction(body)  # type: ignore[no-any-return]
 
     return r

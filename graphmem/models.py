@@ -372,6 +372,28 @@ class JobList(BaseModel):
     counts: dict[str, int] = Field(description="the tenant's jobs per state (all of them)")
 
 
+class ExtractionRetryIn(_Strict):
+    """Which episodes to extract facts from again: those whose last extraction ended with
+    ``status`` (``all_dropped``: the model proposed facts and every one was dropped)."""
+
+    status: Literal["all_dropped", "partial", "empty"] = "all_dropped"
+    owner: str | None = Field(default=None, min_length=1, max_length=256,
+                              description="only this owner's episodes (default: every owner's)")
+
+
+class RetriedEpisode(BaseModel):
+    id: str
+    session_id: str
+    owner: str
+
+
+class ExtractionRetry(BaseModel):
+    """The episodes made extractable again and the formation jobs that will extract them."""
+
+    episodes: list[RetriedEpisode]
+    jobs: list[str] = Field(description="ids of the form_session jobs (one per session)")
+
+
 class AuditInfo(BaseModel):
     """A named read-only audit query: what it answers, its parameters and columns."""
 

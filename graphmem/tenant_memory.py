@@ -10,7 +10,7 @@ Sub-services, by what they hold:
     tm.facts      observe, query, history, forget (observations, bitemporal)
     tm.profile    apply (ADD/UPDATE/DELETE/NOOP), get
     tm.episodes   search (episodes with their source messages)
-    tm.jobs       list, get, rerun (background formation)
+    tm.jobs       list, get, rerun, retry_extraction (background formation)
     tm.usage(since, until)               LLM calls and tokens
     tm.audit      queries, run (the named read-only Cypher queries)
     tm.traces, tm.skills, tm.cases       procedural memory (traces.forget forgets one run)
@@ -36,9 +36,12 @@ from graphmem.models import (
     ContextRequest,
     ContextResult,
     DeleteReport,
+    ExtractionRetry,
+    ExtractionRetryIn,
     IngestReport,
     Message,
     MessageIn,
+    RetriedEpisode,
     SearchRequest,
     SearchResult,
 )
@@ -53,6 +56,7 @@ from graphmem.procedural.models import (
     TraceReport,
 )
 from graphmem.retrieval import RetrievalSettings
+from graphmem.store.episodes import EpisodeStore
 
 if TYPE_CHECKING:
     from graphmem.service import Memory
@@ -152,6 +156,14 @@ class Jobs(_Bound):
     def rerun(self, id_: str) -> Job:
         """A failed or done job back to pending: NotFound, or Conflict while it is live."""
         return self._memory.jobs.rerun(self._tenant, id_)
+
+    def retry_extraction(self, req: ExtractionRetryIn) -> ExtractionRetry:
+        """Episodes whose extraction ended with ``req.status`` are extracted again by a
+        ``form_session`` job per session (enqueued with the reset, in one transaction)."""
+        episodes, jobs = EpisodeStore(self._memory.store, self._tenant).reset_extraction(
+            req.status, req.owner, self._memory.settings.job_max_attempts)
+        return ExtractionRetry(episodes=[RetriedEpisode(**e) for e in episodes],
+                               jobs=[j["id"] for j in jobs])
 
 
 class Audit(_Bound):

@@ -29,6 +29,8 @@ from graphmem.wire import (
     ContextRequest,
     ContextResult,
     DeleteReport,
+    ExtractionRetry,
+    ExtractionRetryIn,
     Fact,
     FactHistory,
     FactWrite,
@@ -89,6 +91,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "audit": Endpoint("GET", "/v1/audit/{name}", True),
     "jobs": Endpoint("GET", "/v1/jobs", True),
     "rerun_job": Endpoint("POST", "/v1/jobs/{job_id}/rerun", False),
+    "retry_extraction": Endpoint("POST", "/v1/episodes/retry-extraction", True),
     "usage": Endpoint("GET", "/v1/usage", True),
     "add_traces": Endpoint("POST", "/v1/traces", True),
     "set_outcome": Endpoint("POST", "/v1/traces/{trace_id}/outcome", False),
@@ -266,6 +269,11 @@ def jobs(state: JobState | None, skip: int, limit: int) -> Call[JobList]:
 
 def rerun_job(job_id: str) -> Call[Job]:
     return _call("rerun_job", Job, path={"job_id": job_id})
+
+
+def retry_extraction(status: str, owner: str | None) -> Call[ExtractionRetry]:
+    body = model(ExtractionRetryIn, {"status": status, "owner": owner})
+    return _call("retry_extraction", ExtractionRetry, body=body)
 
 
 def usage(since: date | None, until: date | None) -> Call[UsageReport]:

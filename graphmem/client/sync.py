@@ -21,6 +21,7 @@ from graphmem.wire import (
     ContextRequest,
     ContextResult,
     DeleteReport,
+    ExtractionRetry,
     Fact,
     FactHistory,
     FactWrite,
@@ -190,6 +191,12 @@ class GraphMem:
 
     def rerun_job(self, job_id: str) -> Job:
         return self._run(calls.rerun_job(job_id))
+
+    def retry_extraction(self, *, status: str = "all_dropped",
+                         owner: str | None = None) -> ExtractionRetry:
+        """Extract facts again from the episodes whose last extraction ended with ``status``
+        (one formation job per session is enqueued)."""
+        return self._run(calls.retry_extraction(status, owner))
 
     def usage(self, *, since: date | None = None, until: date | None = None) -> UsageReport:
         return self._run(calls.usage(since, until))

@@ -11,6 +11,8 @@ from neo4j import ManagedTransaction
 
 from graphmem import cypher
 from graphmem.errors import Conflict
+from graphmem.store.jobs import enqueue_tx, form_session_jobs
+from graphmem.store.scope import scope_token
 from graphmem.store.tenant import TenantBound, ranked_search
 
 if TYPE_CHECKING:
@@ -47,7 +49,8 @@ class EpisodeStore(TenantBound):
             skipped = [e["id"] for e in episodes
                        if not tx.run(cypher.load("queries/episodes/upsert"), tenant=tenant,
                                      id=e["id"], now=now, props=e["props"],
-                                     message_ids=e["message_ids"]).data()]
+                                     message_ids=e["message_ids"],
+                                     scope=scope_token(tenant, owner)).data()]
             tx.run(cypher.load("queries/episodes/link_owner"), tenant=tenant,
                    owner=owner).consume()
             return skipped
@@ -71,12 +74,24 @@ class EpisodeStore(TenantBound):
                   dropped=sum(summary.get("dropped", {}).values()),
                   report=json.dumps(dict(summary), sort_keys=True))
 
-    def reset_extraction(self, status: str = "all_dropped", owner: str | None = None
-                         ) -> list[Row]:
-        """Episodes whose extraction ended with ``status`` become extractable again (the next
-        formation run of their session extracts them). Returns them ({id, session_id, owner})."""
-        return self._run("queries/episodes/reset_extraction", write=True, status=status,
-                         owner=owner)
+    def reset_extraction(self, status: str = "all_dropped", owner: str | None = None,
+                         max_attempts: int | None = None) -> tuple[list[Row], list[Row]]:
+        """Episodes whose extraction ended with ``status`` become extractable again, and, with
+        ``max_attempts``, one ``form_session`` job per session they belong to is enqueued in
+        the same transaction (so a worker extracts them anew). Returns the episodes reset
+        ({id, session_id, owner}) and the jobs ({id, created})."""
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> tuple[list[Row], list[Row]]:
+            rows = tx.run(cypher.load("queries/episodes/reset_extraction"), tenant=tenant,
+                          status=status, owner=owner).data()
+            sessions = {(r["owner"], r["session_id"]): r for r in rows}
+            jobs = (enqueue_tx(tx, tenant, form_session_jobs(sessions.values()), max_attempts)
+                    if sessions and max_attempts is not None else [])
+            return rows, jobs
+
+        result: tuple[list[Row], list[Row]] = self._store.write_tx(work)
+        return result
 
     def search(self, index: str, owner: str, k: int, overfetch: int,
                **params: Any) -> list[tuple[str, float]]:

@@ -118,6 +118,8 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         drain(memory, TENANT)
         usage = gm.usage(since=date(2020, 1, 1))
         assert usage.days == []
+        retried = gm.retry_extraction(owner=o)  # offline formation extracts nothing to retry
+        assert (retried.episodes, retried.jobs) == ([], [])
 
         # procedural memory
         good = ["get_order", "cancel_order"]

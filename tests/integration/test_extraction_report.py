@@ -96,7 +96,8 @@ def test_drops_are_recorded_and_all_dropped_can_be_retried(
     assert (total.proposed, total.kept, total.dropped["no_source"]) == (4, 1, 2)
 
     # the all-dropped episode is made extractable again and re-extracted, alone
-    (reset,) = EpisodeStore(memory.store, tenant).reset_extraction("all_dropped", owner=who)
+    (reset,), jobs = EpisodeStore(memory.store, tenant).reset_extraction("all_dropped", owner=who)
+    assert jobs == []  # no max_attempts: nothing enqueued
     assert reset["owner"] == who and reset["session_id"] == "s1"
     asked = len(srv.requests)
     srv.reply_json({"facts": [COPIED | {"content": "Alice plans a hiking trip to the "
@@ -105,7 +106,7 @@ def test_drops_are_recorded_and_all_dropped_can_be_retried(
     assert len(srv.requests) == asked + 1
     assert [e["status"] for e in again.extraction] == ["ok"]
     assert [e["status"] for e in extraction_props(cypher, tenant)] == ["ok", "partial"]
-    assert EpisodeStore(memory.store, tenant).reset_extraction("all_dropped") == []
+    assert EpisodeStore(memory.store, tenant).reset_extraction("all_dropped") == ([], [])
 
 
 def test_usage_api_shows_drops(memory: Memory, api: TestClient, cypher: Any) -> None:
@@ -132,3 +133,37 @@ def test_a_handler_result_is_the_jobs_result(memory: Memory, tenant: str) -> Non
     assert worker.run_once()
     job = queue.get(tenant, job_id)
     assert (job.state, job.result) == ("done", {"twice": 4})
+
+
+def test_retry_extraction_api_enqueues_one_formation_job_per_session(
+        memory: Memory, api: TestClient, srv: ScriptedOpenAIServer, llm_former: Former) -> None:
+    t, who = "tenant-a", owner()  # the api fixture's key-a
+    try:
+        ingest(memory, t, who, {0: HIKING[0], 1: HIKING[1]})
+        srv.reply_json({"boundaries": []})
+        srv.reply_json({"title": "Planning a Dolomites hike", "narrative": "Alice plans a hike."})
+        srv.reply_json({"facts": [COPIED], "profile": []})
+        assert [e["status"] for e in llm_former.form(t, who, "s1").extraction] == ["all_dropped"]
+
+        res = api.post("/v1/episodes/retry-extraction", json={"owner": who},
+                       headers=auth("key-a"))
+        assert res.status_code == 202, res.text
+        body = res.json()
+        assert [(e["owner"], e["session_id"]) for e in body["episodes"]] == [(who, "s1")]
+        (job_id,) = body["jobs"]
+        job = api.get("/v1/jobs", params={"state": "pending"}, headers=auth("key-a")).json()
+        (mine,) = [j for j in job["jobs"] if j["id"] == job_id]
+        assert (mine["kind"], mine["payload"]) == ("form_session", {"owner": who,
+                                                                    "session_id": "s1"})
+        again = api.post("/v1/episodes/retry-extraction", json={"owner": who},
+                         headers=auth("key-a")).json()
+        assert again["jobs"] == [job_id]  # the pending job absorbs the second request
+
+        bad = api.post("/v1/episodes/retry-extraction", json={"status": "bogus"},
+                       headers=auth("key-a"))
+        assert bad.status_code == 422 and "status" in bad.text
+        other = api.post("/v1/episodes/retry-extraction", json={"owner": who},
+                         headers=auth("key-b")).json()
+        assert other == {"episodes": [], "jobs": []}  # another tenant sees nothing of it
+    finally:
+        memory.for_tenant(t).messages.forget_owner(who)

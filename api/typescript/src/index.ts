@@ -33,6 +33,8 @@ export type FactWrite = Schemas["FactWrite"];
 export type FactHistory = Schemas["FactHistory"];
 export type JobList = Schemas["JobList"];
 export type Job = Schemas["Job"];
+export type ExtractionRetryIn = Schemas["ExtractionRetryIn"];
+export type ExtractionRetry = Schemas["ExtractionRetry"];
 export type UsageReport = Schemas["UsageReport"];
 export type TraceIn = Schemas["TraceIn"];
 export type TraceReport = Schemas["TraceReport"];
@@ -208,6 +210,12 @@ export class GraphMem {
   /** A failed or done job back to pending; 409 (`Conflict`) while pending or running. */
   rerunJob(jobId: string): Promise<Job> {
     return this.send({ method: "POST", path: `/v1/jobs/${id(jobId)}/rerun`, retry: false });
+  }
+  /** Extract facts again from the episodes whose last extraction ended with `status`
+   *  (default `all_dropped`): one formation job per session is enqueued. */
+  retryExtraction(request: ExtractionRetryIn = {}): Promise<ExtractionRetry> {
+    return this.send({ method: "POST", path: "/v1/episodes/retry-extraction", body: request,
+                       retry: true });
   }
   usage(query: { since?: string; until?: string } = {}): Promise<UsageReport> {
     return this.send({ method: "GET", path: "/v1/usage", query, retry: true });

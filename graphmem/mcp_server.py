@@ -68,6 +68,7 @@ known_at (what was believed then) can look back. Every timestamp needs an offset
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 READ = ToolAnnotations(read_only_hint=True)
 ANY_ID = ResourceSecurity(exempt_params={"session_id", "owner", "fact_id"})  # ids, not paths
+# Ids may hold "/" ({+id}: as it is, or percent-encoded as %2F).
 
 Owner = Annotated[str, Field(min_length=1, description="Whose memory, e.g. 'alice'")]
 When = Annotated[UtcDatetime | None, Field(
@@ -243,7 +244,7 @@ def build_server(scope: Scope) -> MCPServer[Any]:
             result = scope(ctx).audit.run(name, params or {})
             return AuditResult(name=name, rows=[_jsonable(r) for r in result.rows])
 
-    @server.resource("graphmem://sessions/{session_id}/messages{?owner}",
+    @server.resource("graphmem://sessions/{+session_id}/messages{?owner}",
                      mime_type="application/json", security=ANY_ID)
     def session_resource(session_id: str, ctx: Ctx, owner: str | None = None) -> str:
         """The first 1000 messages of a session, in time order (JSON)."""
@@ -251,7 +252,7 @@ def build_server(scope: Scope) -> MCPServer[Any]:
             messages = scope(ctx).messages.session(session_id, owner, 0, 1000)
             return json.dumps([m.model_dump(mode="json") for m in messages])
 
-    @server.resource("graphmem://facts/{fact_id}/history", mime_type="application/json",
+    @server.resource("graphmem://facts/{+fact_id}/history", mime_type="application/json",
                      security=ANY_ID)
     def fact_history_resource(fact_id: str, ctx: Ctx) -> str:
         """A fact's chain of versions with every SUPERSEDES reason (JSON)."""

@@ -95,14 +95,16 @@ def test_http_lists_every_tool_with_a_description(mcp_url: str) -> None:
     audit_tool = next(t for t in tools if t.name == "run_audit_query")
     assert "true_at" in (audit_tool.description or "")
     assert {t.uri_template for t in templates} == {
-        "graphmem://sessions/{session_id}/messages{?owner}", "graphmem://facts/{fact_id}/history"}
+        "graphmem://sessions/{+session_id}/messages{?owner}",
+        "graphmem://facts/{+fact_id}/history"}
 
 
 def test_http_every_tool_works(mcp_url: str) -> None:
     who = owner()
-    turns = [msg(0, who, text="I moved to Lisbon last month."),
-             msg(1, who, text="Nice! Do you like the tram there?"),
-             msg(2, who, text="Yes, line 28 goes right past my flat.")]
+    sid = "trips/2026"  # ids may hold "/": the resources take them as they are or as %2F
+    turns = [msg(0, who, sid, text="I moved to Lisbon last month."),
+             msg(1, who, sid, text="Nice! Do you like the tram there?"),
+             msg(2, who, sid, text="Yes, line 28 goes right past my flat.")]
 
     async def work(client: Client) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -113,7 +115,7 @@ def test_http_every_tool_works(mcp_url: str) -> None:
         assert not context.is_error, context.content
         out["context"] = context.content[0].text
         out["session"] = data(await client.call_tool(
-            "get_session_messages", {"session_id": "s1", "owner": who}))
+            "get_session_messages", {"session_id": sid, "owner": who}))
         first = data(await client.call_tool("record_facts", {"observations": [
             {"owner": who, "subject": who, "type": "city", "content": "Porto",
              "valid_from": "2026-01-01T00:00:00Z"}]}))
@@ -131,8 +133,11 @@ def test_http_every_tool_works(mcp_url: str) -> None:
         out["profile"] = data(await client.call_tool("get_profile", {"owner": who}))
         out["audit"] = data(await client.call_tool("run_audit_query", {
             "name": "true_at", "params": {"owner": who, "t": "2026-02-01T00:00:00Z"}}))
-        session = await client.read_resource(f"graphmem://sessions/s1/messages?owner={who}")
+        session = await client.read_resource(f"graphmem://sessions/{sid}/messages?owner={who}")
         out["session_resource"] = json.loads(session.contents[0].text)
+        encoded = await client.read_resource(
+            f"graphmem://sessions/{sid.replace('/', '%2F')}/messages?owner={who}")
+        assert json.loads(encoded.contents[0].text) == out["session_resource"]
         chain = await client.read_resource(f"graphmem://facts/{second[0]['id']}/history")
         out["history_resource"] = json.loads(chain.contents[0].text)
         out["forget"] = data(await client.call_tool("forget_owner", {"owner": who}))

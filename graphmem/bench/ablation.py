@@ -17,6 +17,7 @@ from typing import Any
 
 from graphmem.bench.units import Probe, evidence_recall
 from graphmem.models import SearchRequest
+from graphmem.progress import track
 from graphmem.retrieval.plan import resolve
 from graphmem.retrieval.search import message_lists, select_messages
 from graphmem.retrieval.settings import RetrievalSettings
@@ -83,7 +84,7 @@ def ablation(mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSet
     """Recall of every variant of `VARIANTS`, overall and per category, by budget."""
     widest = rs.with_(window_sizes=(3, 5), window_indexes=("vector", "fulltext"))
     recall = {v: {b: [0.0] * len(probes) for b in budgets} for v in VARIANTS}
-    for n, p in enumerate(probes):
+    for n, p in enumerate(track(probes, "questions (ablation)")):
         if stop is not None and stop.is_set():
             raise RuntimeError("stopped")
         store = CachedReads(mem.store.tenant(tenant))

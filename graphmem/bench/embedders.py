@@ -32,6 +32,7 @@ from graphmem.config import Settings
 from graphmem.datasets import locomo
 from graphmem.embeddings import Embedder, SentenceTransformerEmbedder, query_vectors
 from graphmem.models import Method, SearchRequest
+from graphmem.progress import track
 from graphmem.retrieval.plan import resolve
 from graphmem.retrieval.search import message_lists, select_messages
 from graphmem.service import Memory
@@ -65,7 +66,7 @@ def recall(mem: Memory, tenant: str, probes: Sequence[Probe],
     """Recall per method and budget, overall and per category: lists read once per question."""
     rs = mem.retrieval_settings()
     got = {m: {b: [0.0] * len(probes) for b in budgets} for m in METHODS}
-    for n, p in enumerate(probes):
+    for n, p in enumerate(track(probes, "questions")):
         store = CachedReads(mem.store.tenant(tenant))
         now = datetime.now(UTC)
         req = SearchRequest(query=p.query, owner=p.owner, method="rrf_expand",

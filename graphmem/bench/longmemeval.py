@@ -34,6 +34,7 @@ from graphmem.config import Settings
 from graphmem.datasets import longmemeval
 from graphmem.datasets.longmemeval import Item
 from graphmem.models import MessageIn, Method, SearchRequest
+from graphmem.progress import track
 from graphmem.service import Memory
 
 BUDGETS = (3, 5, 10, 20)
@@ -102,7 +103,7 @@ def run(mem: Memory, tenant: str, probes: Sequence[Probe], methods: Sequence[Met
     scored = [p for p in probes if not p.item.abstention and p.item.gold != "unknown"]
     per: dict[str, dict[int, list[dict[str, float | None]]]] = {
         m: {b: [] for b in budgets} for m in methods}
-    for p in scored:
+    for p in track(scored, f"questions ({', '.join(methods)})"):
         for m in methods:
             for b in budgets:
                 req = SearchRequest(query=p.item.question, owner=p.owner, method=m,
@@ -177,7 +178,7 @@ def main(settings: Settings, data: Sequence[Path], json_out: Path | None,
     }
     try:
         t0 = time.perf_counter()
-        for msgs in owners.values():
+        for msgs in track(list(owners.values()), "ingesting histories"):
             batches = [msgs[i:i + BATCH] for i in range(0, len(msgs), BATCH)]
             for _ in mem.for_tenant(tenant).messages.ingest_many(batches):
                 pass

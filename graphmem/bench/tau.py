@@ -30,6 +30,7 @@ from graphmem.embeddings import Embedder
 from graphmem.procedural.clustering import adjusted_rand_index
 from graphmem.procedural.models import SkillSearch, TraceIn
 from graphmem.procedural.steps import writes
+from graphmem.progress import track
 from graphmem.service import Memory
 from graphmem.store.procedural import ProceduralStore
 
@@ -102,7 +103,7 @@ def ingest(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]])
 
 def form(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]]) -> float:
     start = time.perf_counter()
-    for r in runs:
+    for r in track(runs, "forming cases"):
         mem.procedural.form_trace(tenant, run_id(owner, r), jobs=False)
     mem.procedural.form_skills(tenant, owner)
     return time.perf_counter() - start
@@ -130,7 +131,7 @@ def retrieval(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[
     recall = {1: 0.0, 3: 0.0}
     scored = skipped = 0
     per_task: dict[str, Any] = {}
-    for t in tasks:
+    for t in track(tasks, "leave-one-task-out"):
         mine = [r for r in runs if r["task_id"] == t]
         gold = gold_writes(mine[0])
         if not gold:

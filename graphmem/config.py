@@ -71,6 +71,12 @@ class Settings(BaseSettings):
     neo4j_heap: str = "2g"
     neo4j_pagecache: str = "1g"
     neo4j_start_timeout_s: float = 120.0
+    neo4j_java_home: Path | None = Field(
+        default=None,
+        description="The JDK that runs the local server; default: the first Java the Neo4j "
+        "version supports (17 or 21 for 5.x, 21+ for 2025.x and later) among JAVA_HOME, `java` "
+        "on PATH and /usr/lib/jvm/*",
+    )
 
     # --- Embeddings ---------------------------------------------------------------------------
     embedder: Literal["minilm", "e5-small-v2", "bge-small-en-v1.5"] = Field(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -19,6 +20,7 @@ import subprocess
 import time
 import urllib.request
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,8 @@ from graphmem.config import Settings
 
 PID_FILE = "graphmem-neo4j.pid"
 MARKER = ".complete"
-ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"  # 5.x
+ENTRY_POINTS = (ENTRY_POINT, "org.neo4j.server.Neo4jCommunity")  # and 2025.x or later
 _NEO4J_CMD = "org.neo4j.server.startup.Neo4jCommand"
 _ADMIN_CMD = "org.neo4j.server.startup.Neo4jAdminCommand"
 # The options of Neo4j's shipped neo4j.conf (JAVA_OPTS would replace them all, so it is unset).
@@ -45,7 +48,7 @@ _JVM_OPTIONS = (
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     "--enable-native-access=ALL-UNNAMED",
 )
-_JAVA_HINT = "Java 17 or 21 (e.g. `apt-get install openjdk-17-jre-headless`)"
+_JVM_ROOT = Path("/usr/lib/jvm")  # where Debian's (and Temurin's) packages put their JDKs
 _POM = """<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -97,6 +100,63 @@ def _require(tool: str, hint: str) -> str:
     return found
 
 
+def java_range(neo4j_version: str) -> tuple[int, int | None]:
+    """The Java feature releases a Neo4j version runs on: (lowest, highest or None)."""
+    head = neo4j_version.split(".", 1)[0]
+    return (21, None) if head.isdigit() and int(head) >= 2025 else (17, 21)
+
+
+@cache
+def java_release(java: str) -> int | None:
+    """The feature release of a ``java`` executable (17, 21, 25, ...); None if it does not run."""
+    try:
+        done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', done.stderr + done.stdout)
+    if done.returncode != 0 or found is None:
+        return None
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major  # "1.8" is Java 8
+
+
+def find_java(settings: Settings) -> str:
+    """The ``java`` that runs this Neo4j version: ``neo4j_java_home`` if set (checked), else the
+    first fit among JAVA_HOME, ``java`` on PATH and the JDKs under /usr/lib/jvm (newest first)."""
+    low, high = java_range(settings.neo4j_version)
+    wanted = f"Java {low} or later" if high is None else f"Java {low} to {high}"
+
+    def fits(release: int | None) -> bool:
+        return release is not None and release >= low and (high is None or release <= high)
+
+    if settings.neo4j_java_home is not None:
+        java = settings.neo4j_java_home.expanduser() / "bin" / "java"
+        release = java_release(str(java))
+        if not fits(release):
+            found = "no runnable bin/java" if release is None else f"Java {release}"
+            raise Neo4jServerError(
+                f"GRAPHMEM_NEO4J_JAVA_HOME={settings.neo4j_java_home} has {found}; Neo4j "
+                f"{settings.neo4j_version} needs {wanted}"
+            )
+        return str(java)
+    candidates: list[str] = []
+    if os.environ.get("JAVA_HOME"):
+        candidates.append(str(Path(os.environ["JAVA_HOME"]) / "bin" / "java"))
+    if (on_path := shutil.which("java")) is not None:
+        candidates.append(on_path)
+    jdks = [str(p) for p in _JVM_ROOT.glob("*/bin/java")] if _JVM_ROOT.is_dir() else []
+    candidates += sorted(jdks, key=lambda j: java_release(j) or 0, reverse=True)
+    for found in candidates:
+        if fits(java_release(found)):
+            return found
+    raise Neo4jServerError(
+        f"Neo4j {settings.neo4j_version} needs {wanted}, and none was found (JAVA_HOME, `java` "
+        f"on PATH, {_JVM_ROOT}/*): install one (e.g. `apt-get install openjdk-{low}-jre-headless`)"
+        " or set GRAPHMEM_NEO4J_JAVA_HOME to its folder"
+    )
+
+
 def render_pom(settings: Settings) -> str:
     return _POM.format(version=settings.neo4j_version, browser=settings.neo4j_browser_version)
 
@@ -107,7 +167,7 @@ def install(settings: Settings) -> Path:
     if (lib / MARKER).exists():
         return lib
     mvn = _require("mvn", "Apache Maven 3.8+ (e.g. `apt-get install maven`)")
-    _require("java", _JAVA_HINT)
+    find_java(settings)  # fail before the download when no Java fits
     root = lib.parent
     root.mkdir(parents=True, exist_ok=True)
     (root / "pom.xml").write_text(render_pom(settings), encoding="utf-8")
@@ -180,8 +240,9 @@ def configure(settings: Settings, post_connect_cmd: str | None = None) -> Path:
     return conf
 
 
-def _env(settings: Settings) -> dict[str, str]:
+def _env(settings: Settings, java: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "JAVA_OPTS"}  # it replaces all options
+    env["JAVA_HOME"] = str(Path(java).resolve().parent.parent)  # the launcher starts its java
     env["NEO4J_HOME"] = str(instance_dir(settings))
     env["NEO4J_CONF"] = str(instance_dir(settings) / "conf")
     return env
@@ -189,7 +250,7 @@ def _env(settings: Settings) -> dict[str, str]:
 
 def _launcher(settings: Settings, main_class: str, *args: str) -> str:
     """Run a Neo4j launcher class on the dist jars with the instance as home; return stdout."""
-    java = _require("java", _JAVA_HINT)
+    java = find_java(settings)
     cmd = [
         java,
         "-cp",
@@ -198,7 +259,8 @@ def _launcher(settings: Settings, main_class: str, *args: str) -> str:
         main_class,
         *args,
     ]
-    done = subprocess.run(cmd, env=_env(settings), capture_output=True, text=True, check=False)
+    done = subprocess.run(cmd, env=_env(settings, java), capture_output=True, text=True,
+                          check=False)
     if done.returncode != 0:
         tool = "neo4j-admin" if main_class == _ADMIN_CMD else "neo4j"
         shown = " ".join(args[:2])  # never the password
@@ -212,7 +274,7 @@ def parse_dry_run(stdout: str) -> list[str]:
     """The server command printed (last line) by ``neo4j console --dry-run``."""
     lines = [line for line in stdout.splitlines() if line.strip()]
     argv = shlex.split(lines[-1]) if lines else []
-    if not argv or ENTRY_POINT not in argv:
+    if not argv or not set(ENTRY_POINTS) & set(argv):
         raise Neo4jServerError(f"unexpected output of `neo4j console --dry-run`:\n{stdout}")
     return argv
 
@@ -265,7 +327,8 @@ def _is_our_server(pid: int, settings: Settings) -> bool:
     except OSError:
         return True  # no /proc: trust the pid file
     homes = [a.removeprefix("--home-dir=") for a in argv if a.startswith("--home-dir=")]
-    return ENTRY_POINT in argv and any(Path(h).resolve() == instance_dir(settings) for h in homes)
+    ours = any(Path(h).resolve() == instance_dir(settings) for h in homes)
+    return ours and bool(set(ENTRY_POINTS) & set(argv))
 
 
 def _discovery(settings: Settings) -> dict[str, Any] | None:
@@ -348,7 +411,7 @@ def _start_locked(settings: Settings, post_connect_cmd: str | None) -> ServerSta
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=home,
-            env=_env(settings),
+            env=_env(settings, find_java(settings)),
             start_new_session=True,
         )
     processes.CHILDREN[proc.pid] = proc

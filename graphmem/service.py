@@ -175,16 +175,17 @@ class Memory:
     @metrics.observe_search
     def search(
         self, tenant: str, req: SearchRequest, rs: RetrievalSettings | None = None, *,
-        embedder: Embedder | None = None,
+        embedder: Embedder | None = None, timings: dict[str, float] | None = None,
     ) -> SearchResult:
         """``embedder``: the model to embed the query with (default: this Memory's); `context`
-        passes one `QueryMemo` to its searches so the question is embedded once."""
+        passes one `QueryMemo` to its searches so the question is embedded once. ``timings``:
+        milliseconds per stage are added to it (`graphmem.retrieval.search.STAGES`)."""
         rs = rs or self.retrieval_settings(req.preset)
         decider = self._decider(rs) if req.method == "iterative" else None
         with tenant_scope(tenant):  # the decider's LLM calls are the tenant's
             return search(self.store.tenant(tenant), FactStore(self.store, tenant),
                           EpisodeStore(self.store, tenant), embedder or self.embedder, req, rs,
-                          self._pool, decider)
+                          self._pool, decider, timings)
 
     def _decider(self, rs: RetrievalSettings) -> Decider:
         """The decider of method iterative (`Settings.iterative_decider`); one LLM client."""

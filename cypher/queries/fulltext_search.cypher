@@ -1,12 +1,19 @@
-// Purpose: fulltext recall over messages (Lucene, english analyser), filtered to one tenant and
-//   owner after the index. $query must already be escaped: user text is never Lucene syntax.
-// Parameters: $tenant, $owner, $query, $fetch, $session_id, $time_from, $time_to (nullable)
-// Columns: fetched (index hits read before filtering), hits (list of {id, score}, best first)
-CALL db.index.fulltext.queryNodes('message_fulltext', $query, {limit: $fetch}) YIELD node, score
+// Purpose: fulltext recall over messages (Lucene, english analyser) of one tenant and owner.
+//   Lucene reads only the owner's nodes (+scope:$scope; the scope clause weighs 0, so scores are
+//   the text's alone, and a hit scored 0 matched no word); the tenant and owner are checked
+//   again after the index.
+//   $query must already be escaped: user text is never Lucene syntax.
+// Parameters: $tenant, $owner, $scope (graphmem/store/scope.py), $query, $fetch, $k (hits kept),
+//   $session_id, $time_from, $time_to (nullable)
+// Columns: fetched (index hits read before filtering), hits (list of {id, score}, best first,
+//   at most $k: a message is one hit, so the first k are the best k)
+CALL db.index.fulltext.queryNodes('message_fulltext',
+  '+scope:' + $scope + '^0 +search_text:(' + $query + ')', {limit: $fetch})
+YIELD node, score
 WITH collect({m: node, score: score}) AS found
 RETURN size(found) AS fetched,
-  [h IN found WHERE h.m.tenant = $tenant AND h.m.owner = $owner
+  [h IN found WHERE h.score > 0 AND h.m.tenant = $tenant AND h.m.owner = $owner
      AND ($session_id IS NULL OR h.m.session_id = $session_id)
      AND ($time_from IS NULL OR h.m.timestamp >= $time_from)
      AND ($time_to IS NULL OR h.m.timestamp < $time_to)
-   | {id: h.m.id, score: h.score}] AS hits
+   | {id: h.m.id, score: h.score}][..$k] AS hits

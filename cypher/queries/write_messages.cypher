@@ -1,7 +1,8 @@
 // Purpose: store a batch of messages of one tenant, idempotently (MERGE on tenant + id).
 //   A new message gets recorded_at = $now and batch = $batch; an existing one is left unchanged.
 //   `caption` (speaker and a text excerpt) is what Neo4j Browser shows on the node.
-// Parameters: $tenant, $batch (string), $now (datetime), $rows: list of maps
+// Parameters: $tenant, $batch (string), $now (datetime), $scopes (owner -> fulltext scope,
+//   graphmem/store/scope.py), $rows: list of maps
 //   {id, owner, session_id, speaker, role, text, search_text, timestamp, metadata_json,
 //    content_hash, index, event_starts, event_ends (dates the text refers to, resolved)}
 // Columns: id, created (true if this batch created it), conflict (true if the stored message
@@ -11,6 +12,7 @@ MERGE (m:Message {tenant: $tenant, id: row.id})
   ON CREATE SET
     m.owner = row.owner, m.session_id = row.session_id, m.speaker = row.speaker,
     m.role = row.role, m.text = row.text, m.search_text = row.search_text,
+    m.scope = $scopes[row.owner],
     m.timestamp = row.timestamp, m.metadata_json = row.metadata_json,
     m.content_hash = row.content_hash, m.recorded_at = $now, m.batch = $batch,
     m.event_starts = row.event_starts, m.event_ends = row.event_ends,

@@ -1,8 +1,8 @@
 // Purpose: procedural memory (see graphmem/procedural/): traces and their steps (ground truth),
 //   cases formed from them, clusters of cases, and skills. Ids are unique per tenant. The recall
-//   indexes: case_vector / skill_vector (cosine, dimension from the embedder) and case_fulltext /
-//   skill_fulltext (english analyser).
-// Parameters: $dimensions (int, the embedder's output size). Columns: none. Idempotent.
+//   indexes: case_vector / skill_vector are in schema/vector/; case_fulltext and skill_fulltext
+//   are in 09_fulltext_scope.
+// Parameters: none. Columns: none. Idempotent.
 CREATE CONSTRAINT trace_key IF NOT EXISTS
 FOR (t:Trace) REQUIRE (t.tenant, t.id) IS UNIQUE;
 
@@ -41,19 +41,3 @@ FOR (s:Skill) ON (s.tenant, s.owner, s.valid_from);
 
 CREATE INDEX skill_lineage IF NOT EXISTS
 FOR (s:Skill) ON (s.tenant, s.lineage);
-
-CREATE VECTOR INDEX case_vector IF NOT EXISTS
-FOR (c:Case) ON c.embedding
-OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
-
-CREATE FULLTEXT INDEX case_fulltext IF NOT EXISTS
-FOR (c:Case) ON EACH [c.search_text]
-OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}};
-
-CREATE VECTOR INDEX skill_vector IF NOT EXISTS
-FOR (s:Skill) ON s.embedding
-OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
-
-CREATE FULLTEXT INDEX skill_fulltext IF NOT EXISTS
-FOR (s:Skill) ON EACH [s.search_text]
-OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}};

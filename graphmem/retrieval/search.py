@@ -1,6 +1,7 @@
 """One search as a pipeline: the request resolved into a `Plan`, the query embedded once, one
 retriever per unit giving ranked lists, pure fusion (with the time and session lists), pure
-expansion and selection, chronological packing."""
+expansion and selection, chronological packing. Given a ``timings`` map, a search adds the
+milliseconds of each stage to it (`STAGES`); without one, nothing is timed."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, Future
 from datetime import UTC, datetime
 from itertools import pairwise, zip_longest
+from time import perf_counter
 from typing import Any
 
 from graphmem import temporal
@@ -40,17 +42,42 @@ from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
 from graphmem.store.windows import WindowStore
 
+Timings = dict[str, float]
+STAGES = ("plan", "embed", "vector", "fulltext", "fusion", "time_range", "expansion", "select",
+          "pack")
+"""The stages `search` times (one-shot methods; a window list is timed under its own name, e.g.
+``window3_fulltext``): resolving the plan, embedding the query, each index query (a round
+trip), fusion, the time-range check of a query that names a time (a round trip), the
+neighbours' fetch (a round trip), selection, packing the result."""
+
+
+def lap(timings: Timings | None, stage: str, since: float) -> float:
+    """Add the milliseconds since ``since`` to ``stage``; returns the time now. Without
+    ``timings``, does nothing (returns 0)."""
+    if timings is None:
+        return 0.0
+    now = perf_counter()
+    timings[stage] = timings.get(stage, 0.0) + (now - since) * 1000
+    return now
+
+
+def clock(timings: Timings | None) -> float:
+    """The time to time from: 0 when nothing is timed."""
+    return perf_counter() if timings is not None else 0.0
+
 
 def search(
     store: TenantStore, facts: FactStore, episodes: EpisodeStore, embedder: Embedder,
     req: SearchRequest, rs: RetrievalSettings, pool: Executor | None = None,
-    decider: Decider | None = None,
+    decider: Decider | None = None, timings: Timings | None = None,
 ) -> SearchResult:
     """One search. Method ``iterative`` runs rounds of its base method (`iterative_search`),
     with ``decider`` (default: the offline one). The query is embedded once however many
-    lists and rounds read its vector."""
+    lists and rounds read its vector. ``timings``: see the module."""
+    t = clock(timings)
     embedder = QueryMemo.of(embedder)
     plan = resolve(req, rs, datetime.now(UTC))
+    lap(timings, "plan", t)
     if plan.units == "episodes":
         query = _query(plan, embedder, plan.unit_candidates)
         return _episodes(store, episodes, query, req, plan)
@@ -67,13 +94,15 @@ def search(
         vector = (query_vectors(embedder, [plan.query])[0]
                   if plan.observations and plan.embed else None)
     else:
-        lists, vector = message_lists(store, embedder, plan, pool)
-        selected, records, links = select_messages(store, lists, plan)
+        lists, vector = message_lists(store, embedder, plan, pool, timings)
+        selected, records, links = select_messages(store, lists, plan, timings)
     if plan.observations:
         query = Query(plan.owner, vector, plan.fulltext, plan.unit_candidates, plan.overfetch,
                       _filters(plan), plan.now)
         observations = _observations(facts, query, plan)
+    t = clock(timings)
     result = pack(req, selected, records, links, observations, plan.normalise_time)
+    lap(timings, "pack", t)
     return result if trace is None else result.model_copy(update={"trace": trace})
 
 
@@ -104,6 +133,7 @@ def message_retrievers(store: TenantStore, plan: Plan) -> dict[str, Retriever]:
 
 def message_lists(
     store: TenantStore, embedder: Embedder, plan: Plan, pool: Executor | None = None,
+    timings: Timings | None = None,
 ) -> tuple[dict[str, list[Candidate]], list[float] | None]:
     """Every message recall list of the plan, and the query vector. With a pool, the fulltext
     lists run while the query is being embedded."""
@@ -112,14 +142,25 @@ def message_lists(
                       _filters(plan), plan.now)
     pending: dict[str, Future[list[Candidate]]] = {}
     if pool is not None:
-        pending = {n: pool.submit(r.recall, n, text_only) for n, r in retrievers.items()
-                   if index_of(n) == "fulltext" and plan.fulltext}
+        pending = {n: pool.submit(_recall, r, n, text_only, timings)
+                   for n, r in retrievers.items() if index_of(n) == "fulltext" and plan.fulltext}
+    t = clock(timings)
     vector = query_vectors(embedder, [plan.query])[0] if plan.embed else None
+    if plan.embed:
+        lap(timings, "embed", t)
     query = Query(plan.owner, vector, plan.fulltext, plan.candidates, plan.overfetch,
                   _filters(plan), plan.now)
-    lists = {n: pending[n].result() if n in pending else r.recall(n, query)
+    lists = {n: pending[n].result() if n in pending else _recall(r, n, query, timings)
              for n, r in retrievers.items()}
     return lists, vector
+
+
+def _recall(retriever: Retriever, name: str, query: Query,
+            timings: Timings | None) -> list[Candidate]:
+    t = clock(timings)
+    found = retriever.recall(name, query)
+    lap(timings, name, t)
+    return found
 
 
 def ranked(lists: Mapping[str, Sequence[Candidate]],
@@ -151,22 +192,30 @@ def public_rules(fused: Sequence[Fused]) -> list[Fused]:
 
 
 def select_messages(
-    store: TenantStore, lists: Mapping[str, Sequence[Candidate]], plan: Plan
+    store: TenantStore, lists: Mapping[str, Sequence[Candidate]], plan: Plan,
+    timings: Timings | None = None,
 ) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
-    fused = public_rules(_fuse(store, ranked(lists, plan.window_matched_only), plan))
+    t = clock(timings)
+    fused = public_rules(_fuse(store, ranked(lists, plan.window_matched_only), plan, timings))
+    t = lap(timings, "fusion", t)
     budget = plan.budget
     nuclei = fused if budget is not None else fused[: plan.k]
     if plan.expand is not None and nuclei:
         considered = nuclei[: budget if budget is not None else len(nuclei)]
         got = store.windows([n.id for n in considered], *plan.expand)
+        t = lap(timings, "expansion", t)
         selected = select(nuclei, got.windows, budget, plan.decay)
+        lap(timings, "select", t)
         return selected, got.records, got.links
     selected = select(nuclei, {}, budget, plan.decay)
+    t = lap(timings, "select", t)
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}
+    lap(timings, "expansion", t)
     return selected, records, set()
 
 
-def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan) -> list[Fused]:
+def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
+          timings: Timings | None = None) -> list[Fused]:
     """Fuse the recall lists (window lists weighed by `weights`); then the lists derived from
     that fusion join and it runs again: ``time`` (a query that names a time: the candidates of
     that time, in fused order; or, with ``restrict``, only those are kept), ``session`` (the
@@ -179,7 +228,11 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan) -> list[Fuse
     inside: set[str] | None = None
     span = (temporal.query_range(plan.query, plan.now) if plan.time_hint != "off" else None)
     if span is not None:
+        t = clock(timings)
         inside = store.in_time_range([f.id for f in fused], *span)
+        if timings is not None:  # a round trip inside fusion: counted apart from it
+            spent = lap(timings, "time_range", t) - t
+            timings["fusion"] = timings.get("fusion", 0.0) - spent * 1000
         if plan.time_hint == "boost":
             derived["time"] = [(f.id, n) for n, f in
                                enumerate((f for f in fused if f.id in inside), start=1)]

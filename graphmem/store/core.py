@@ -3,28 +3,63 @@ to Neo4j.
 
 `Store` owns the driver and the schema; `Store.tenant(name)` hands out a `TenantStore` whose every
 query is bound to that tenant, so isolation never depends on a caller remembering a filter.
+It also knows the server's Neo4j line: from 2026.01 on, the vector indexes carry filter
+properties (``schema/vector/filtered``) and a query ``X`` with a sibling ``X.search`` runs as that
+(Cypher 25 SEARCH, tenant and owner filtered inside the index); before, ``schema/vector/plain``
+and the over-fetching ``X``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 import neo4j
-from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
+from neo4j import GraphDatabase, ManagedTransaction, RoutingControl, Session
 from neo4j import exceptions as nx
 
 from graphmem import cypher, metrics
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError, SchemaMismatch, StoreUnavailable
+from graphmem.store import scope
 from graphmem.store.tenant import TenantStore
 
 Row = dict[str, Any]
 VECTOR_INDEXES = ("sentence_vector", "fact_vector", "episode_vector", "window_vector",
                   "case_vector", "skill_vector")
+SEARCH_SINCE = (2026, 1)
+"""The first Neo4j version with vector search filtered inside the index (Cypher 25 SEARCH)."""
+_VECTOR_DDL = re.compile(
+    r"CREATE\s+VECTOR\s+INDEX\s+(\w+).*?\bON\s+\w+\.(\w+)\s+WITH\s+\[([^\]]*)\]", re.S | re.I)
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """``"2026.08.1"`` -> (2026, 8, 1); ``"5.26.30"`` -> (5, 26, 30); suffixes ignored."""
+    return tuple(int(p) for p in re.findall(r"\d+", version.split("-", 1)[0])[:3])
+
+
+def filters_in_index(version: str) -> bool:
+    """Whether this Neo4j version filters vector search inside the index."""
+    return version_key(version)[:2] >= SEARCH_SINCE
+
+
+def declared_properties(text: str) -> dict[str, set[str]]:
+    """Index name -> the properties (vector and filters) a file of CREATE VECTOR INDEX ... WITH
+    [...] statements declares."""
+    return {name: {vector, *(p.strip().split(".")[-1] for p in extra.split(","))}
+            for name, vector, extra in _VECTOR_DDL.findall(text)}
+
+
+@cache
+def search_variant(name: str) -> str | None:
+    """The Cypher 25 SEARCH variant of a named query (``<name>.search``), if it has one."""
+    variant = f"{name}.search"
+    return variant if (cypher.CYPHER_DIR / f"{variant}.cypher").is_file() else None
 
 
 @contextlib.contextmanager
@@ -69,6 +104,7 @@ class Store:
             liveness_check_timeout=5.0,
             notifications_min_severity="OFF",
         )
+        self._version: str | None = None
 
     def close(self) -> None:
         self._driver.close()
@@ -77,9 +113,28 @@ class Store:
         with _translated():
             self._driver.verify_connectivity()
 
+    # --- server line --------------------------------------------------------------------------
+    @property
+    def server_version(self) -> str:
+        """The Neo4j server's version, read once (at the schema step, when the store opens)."""
+        if self._version is None:
+            self._version = str(self._execute("queries/server_version", False, {})[0]["version"])
+        return self._version
+
+    @property
+    def vector_filters(self) -> bool:
+        """Whether vector search filters by tenant and owner inside the index (2026.01+)."""
+        return filters_in_index(self.server_version)
+
     # --- low level --------------------------------------------------------------------------
     def run(self, name: str, *, write: bool = False, **params: Any) -> list[Row]:
-        """Run one named query in its own transaction (retried on transient errors)."""
+        """Run one named query in its own transaction (retried on transient errors); its
+        SEARCH variant on a server that filters vector search inside the index."""
+        if (variant := search_variant(name)) is not None and self.vector_filters:
+            name = variant
+        return self._execute(name, write, params)
+
+    def _execute(self, name: str, write: bool, params: dict[str, Any]) -> list[Row]:
         routing = RoutingControl.WRITE if write else RoutingControl.READ
         with _translated():
             records, _, _ = self._driver.execute_query(
@@ -90,14 +145,20 @@ class Store:
     def run_statements(self, name: str, **params: Any) -> None:
         """Run each statement of a named file in its own auto-commit transaction (schema
         commands, which cannot share a transaction with other work)."""
-        with _translated(), self._driver.session(database=self._db) as session:
+        with _translated(), self._session() as session:
             for statement in cypher.statements(cypher.load(name)):
                 session.run(statement, **params).consume()
 
     def write_tx(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         """Run ``work`` in one write transaction: all of it commits, or none of it."""
-        with _translated(), self._driver.session(database=self._db) as session:
+        with _translated(), self._session() as session:
             return session.execute_write(work)
+
+    def _session(self) -> Session:
+        """A session sharing `execute_query`'s bookmarks: on a cluster, a read that follows a
+        write of this process sees it (causal consistency), wherever either was routed."""
+        return self._driver.session(database=self._db,
+                                    bookmark_manager=self._driver.execute_query_bookmark_manager)
 
     # --- schema -----------------------------------------------------------------------------
     def apply_schema(self, model: str, dimensions: int, timeout_s: float = 300.0) -> None:
@@ -105,8 +166,10 @@ class Store:
         embedding model, and wait until every index is ONLINE."""
         if (built := self.embedding_meta()) is not None:
             _check_model(built, model, dimensions)
+        scope.migrate(self)  # fulltext indexes built before the scope: backfill, drop
         for name in cypher.names("schema"):
             self.run_statements(name, dimensions=dimensions)
+        self._apply_vector_schema(dimensions)
         meta = self.run(
             "queries/schema_meta", write=True, model=model, dimensions=dimensions,
             now=datetime.now(UTC),
@@ -122,6 +185,19 @@ class Store:
                     f"{dimensions}. Fix: DROP INDEX {idx['name']} and restart, then re-ingest."
                 )
         self.await_online(timeout_s)
+
+    def _apply_vector_schema(self, dimensions: int) -> None:
+        """The vector indexes of the server's line. From 2026.01 on, an index of ours that lacks
+        the properties ``schema/vector/filtered`` declares (built on Neo4j 5, or by an older
+        graphmem) is dropped first, so it is built again with them."""
+        if not self.vector_filters:
+            self.run_statements("schema/vector/plain", dimensions=dimensions)
+            return
+        wanted = declared_properties(cypher.load("schema/vector/filtered"))
+        for idx in self.run("queries/index_states"):
+            if idx["name"] in wanted and set(idx["properties"] or ()) != wanted[idx["name"]]:
+                self.run_statements("queries/drop_vector_index", index=idx["name"])
+        self.run_statements("schema/vector/filtered", dimensions=dimensions)
 
     def embedding_meta(self) -> Row | None:
         """Which embedding model built this database ({model, dimensions, created_at}); None on

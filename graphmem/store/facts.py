@@ -12,6 +12,7 @@ from graphmem import cypher
 from graphmem.errors import Conflict, InvalidInput
 from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
 from graphmem.store.core import native
+from graphmem.store.scope import scope_token
 from graphmem.store.tenant import TenantBound, ranked_search
 
 if TYPE_CHECKING:
@@ -138,7 +139,8 @@ def _write_one(
         "recorded_at": now, "invalidated_at": now if p.closed_by else None,
         "cardinality": "multi" if multi else "single", "batch": batch,
     }
-    if not _q(tx, "create", tenant=tenant, id=item.id, kind=item.kind, props=props):
+    if not _q(tx, "create", tenant=tenant, id=item.id, kind=item.kind, props=props,
+              scope=scope_token(tenant, item.owner)):
         raise Conflict(f"{item.where}.id: a fact {item.id!r} exists already with other content "
                        "or time; nothing was written")
     if item.sources:

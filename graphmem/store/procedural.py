@@ -13,6 +13,7 @@ from graphmem import cypher
 from graphmem.errors import Conflict
 from graphmem.store.core import native
 from graphmem.store.jobs import NewJob, enqueue_tx
+from graphmem.store.scope import scope_token
 from graphmem.store.tenant import TenantBound, ranked_search
 
 if TYPE_CHECKING:
@@ -108,7 +109,8 @@ class ProceduralStore(TenantBound):
 
         def work(tx: ManagedTransaction) -> bool:
             _q(tx, "lock_owner", tenant=tenant, owner=owner, now=now)
-            if not _q(tx, "write_cases", tenant=tenant, trace_id=trace_id, now=now, cases=cases):
+            if not _q(tx, "write_cases", tenant=tenant, trace_id=trace_id, now=now, cases=cases,
+                      scope=scope_token(tenant, owner)):
                 return False
             if jobs:
                 enqueue_tx(tx, tenant, [form_skills_job(owner)], max_attempts)
@@ -134,7 +136,8 @@ class ProceduralStore(TenantBound):
             _q(tx, "write_clusters", tenant=tenant, owner=owner, now=now, clusters=clusters)
             for s in skills:
                 _q(tx, "upsert_skill", tenant=tenant, id=s.id, props=s.props, now=now,
-                   supporting=s.supporting, contradicting=s.contradicting)
+                   supporting=s.supporting, contradicting=s.contradicting,
+                   scope=scope_token(tenant, owner))
                 if s.supersedes:
                     _q(tx, "supersede_skill", tenant=tenant, by=s.id, of=s.supersedes, now=now,
                        reason=s.reason or "procedure changed", sources=s.sources or [])

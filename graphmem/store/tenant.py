@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from neo4j import ManagedTransaction
@@ -13,6 +13,7 @@ from neo4j import ManagedTransaction
 from graphmem import cypher
 from graphmem.errors import Conflict
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
+from graphmem.store.scope import scope_token, scopes
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
@@ -45,13 +46,17 @@ class Windows:
 
 class TenantBound:
     """A store bound to one tenant: every named query it runs gets ``$tenant`` from here, never
-    from the caller (the base of `TenantStore`, `FactStore` and `EpisodeStore`)."""
+    from the caller, and, given an ``owner``, that owner's fulltext ``$scope`` (`scope_token`)
+    (the base of `TenantStore`, `FactStore` and `EpisodeStore`)."""
 
     def __init__(self, store: Store, tenant: str) -> None:
         self._store = store
         self.tenant = tenant
 
     def _run(self, name: str, *, write: bool = False, **params: Any) -> list[Row]:
+        owner = params.get("owner")
+        if isinstance(owner, str):
+            params["scope"] = scope_token(self.tenant, owner)
         return self._store.run(name, write=write, tenant=self.tenant, **params)
 
     def sibling(self, kind: type[B]) -> B:
@@ -81,7 +86,7 @@ class TenantStore(TenantBound):
         def work(tx: ManagedTransaction) -> list[Row]:
             rows = tx.run(
                 cypher.load("queries/write_messages"), tenant=tenant, batch=batch, now=now,
-                rows=messages,
+                rows=messages, scopes=scopes(tenant, (m["owner"] for m in messages)),
             ).data()
             clashes = [r["id"] for r in rows if r["conflict"]]
             if clashes:
@@ -151,9 +156,11 @@ class TenantStore(TenantBound):
     def fulltext_search(
         self, owner: str, query: str, k: int, overfetch: int, filters: Filters
     ) -> list[tuple[str, float]]:
-        """Fulltext search (``query`` already escaped), widening the fetch while other owners'
-        hits crowd out this owner's."""
-        params = {"owner": owner, "query": query, **filters.params()}
+        """Fulltext search (``query`` already escaped) of the owner's messages (Lucene reads only
+        the owner's scope), widening the fetch while a session or time filter leaves fewer than
+        k. The fetch stays over-fetched without a filter too: Lucene orders hits of equal score
+        differently for another limit, and that order is part of the recall measured."""
+        params = {"owner": owner, "query": query, "k": k, **filters.params()}
         return ranked_search(self._run, "queries/fulltext_search", k, overfetch, params)[0]
 
     def sessions_of(self, ids: list[str]) -> dict[str, str]:
@@ -171,7 +178,7 @@ class TenantStore(TenantBound):
         rows = self._run("queries/windows", ids=ids, before=before + 1, after=after + 1)
         out = Windows()
         for r in rows:
-            chain = [*r["earlier"], r["message"], *r["later"]]
+            chain = [_timed(m) for m in (*r["earlier"], r["message"], *r["later"])]
             out.records.update((m["id"], m) for m in chain)
             ids_ = [m["id"] for m in chain]
             out.links.update(itertools.pairwise(ids_))
@@ -179,6 +186,19 @@ class TenantStore(TenantBound):
             kept_before = earlier[-before:] if before else []
             out.windows[r["id"]] = [*kept_before, r["id"], *[m["id"] for m in r["later"]][:after]]
         return out
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _timed(message: Row) -> Row:
+    """A message map whose times came as microseconds since the epoch (``timestamp_us``,
+    ``recorded_at_us``), with its ``timestamp`` and ``recorded_at`` as datetimes (UTC)."""
+    out = {k: v for k, v in message.items() if not k.endswith("_us")}
+    for key in ("timestamp", "recorded_at"):
+        us = message.get(f"{key}_us")
+        out[key] = EPOCH + timedelta(microseconds=us) if us is not None else None
+    return out
 
 
 def ranked_search(

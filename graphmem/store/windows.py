@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from neo4j import ManagedTransaction
 
 from graphmem import cypher
+from graphmem.store.scope import scope_token
 from graphmem.store.tenant import Filters, TenantBound, ranked_rows
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ class WindowStore(TenantBound):
                              {**where, "keep": keep}).single(strict=True)["deleted"]
             if fresh:
                 tx.run(cypher.load("queries/turn_windows/create"),
-                       {**where, "now": now, "rows": fresh}).consume()
+                       {**where, "now": now, "rows": fresh,
+                        "scope": scope_token(tenant, owner)}).consume()
             return int(deleted)
 
         result: int | None = self._store.write_tx(work)

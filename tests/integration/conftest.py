@@ -32,6 +32,9 @@ def _free_port() -> int:
 # Free ports by default, so two test runs on one machine never meet each other's Neo4j.
 BOLT_PORT = int(os.environ.get("GRAPHMEM_TEST_BOLT_PORT") or _free_port())
 HTTP_PORT = int(os.environ.get("GRAPHMEM_TEST_HTTP_PORT") or _free_port())
+# The Neo4j under test: the default version, or another, e.g. GRAPHMEM_TEST_NEO4J_VERSION=2026.08.1.
+_VERSION = os.environ.get("GRAPHMEM_TEST_NEO4J_VERSION")
+VERSION: dict[str, Any] = {"neo4j_version": _VERSION} if _VERSION else {}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -46,6 +49,7 @@ def settings() -> Iterator[Settings]:
     s = Settings(
         neo4j_instance_dir=instance, neo4j_bolt_port=BOLT_PORT, neo4j_http_port=HTTP_PORT,
         neo4j_heap="1g", neo4j_pagecache="512m", neo4j_password=None,
+        **VERSION,
     )
     try:
         neo4j_server.start(s)
@@ -105,3 +109,4 @@ def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHMEM_NEO4J_INSTANCE_DIR", str(settings.neo4j_instance_dir))
     monkeypatch.setenv("GRAPHMEM_NEO4J_BOLT_PORT", str(settings.neo4j_bolt_port))
     monkeypatch.setenv("GRAPHMEM_NEO4J_HTTP_PORT", str(settings.neo4j_http_port))
+    monkeypatch.setenv("GRAPHMEM_NEO4J_VERSION", settings.neo4j_version)

@@ -60,6 +60,9 @@ def test_bench_writes_the_figures_and_cleans_up(env: None, tmp_path: Path, cyphe
     assert fig["methods"]["rrf_windows"]["recall"]["50"] == 1.0
     assert fig["methods"]["graph"]["recall"]["50"] == 1.0
     assert fig["latency_ms"]["by_method"]["graph"]["p50"] > 0
+    stages = fig["latency_ms"]["stages"]["mean_ms"]
+    assert {"embed", "vector", "fulltext", "expansion", "pack", "serialise"} <= set(stages)
+    assert "Where the time goes" in r.output
     # the ablation reruns the pipeline on cached lists: its ends are the two methods exactly
     for variant, method in (("all", "rrf_windows"), ("none", "rrf_expand")):
         assert fig["ablation"][variant]["recall"] == pytest.approx(

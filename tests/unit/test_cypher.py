@@ -42,14 +42,15 @@ GLOBAL_LABELS = {"GraphMeta": "one node per database: the embedding model it was
 _LABELS = r"[A-Za-z_]\w*(?:\s*[|&:]\s*[A-Za-z_]\w*)*"
 _NODE = re.compile(r"\(\s*(\w*)\s*(?::\s*(" + _LABELS + r"))?\s*(\{[^{}]*\})?\s*\)")
 _LABEL_SET = re.compile(r"\b(?:SET|REMOVE)\s+\w+\s*:\s*(" + _LABELS + ")")
-_DDL = re.compile(r"^\s*(?:CREATE|DROP)\s+(?:\w+\s+)?(?:CONSTRAINT|INDEX)\b", re.I)
+_DDL = re.compile(
+    r"^\s*(?:CYPHER\s+\d+\s+)?(?:CREATE|DROP)\s+(?:\w+\s+)?(?:CONSTRAINT|INDEX)\b", re.I)
 _SCHEMA_FOR = re.compile(r"\bFOR\s+\(\s*(\w+)\s*:\s*(\w+)\s*\)\s*(?:REQUIRE|ON)\s+([^;]*)", re.I)
 _CLAUSE = re.compile(r"\b(?:MATCH|MERGE|CREATE)\b")
 _CLAUSE_END = re.compile(
     r"\b(?:WHERE|WITH|RETURN|SET|ON|CALL|UNWIND|DELETE|DETACH|REMOVE|FOREACH|ORDER|LIMIT|SKIP|"
     r"USING|MATCH|OPTIONAL|MERGE|CREATE|UNION)\b|[{};]", re.I)
 _TENANT_KEY = re.compile(r"\btenant\s*:\s*\$tenant\b")
-_INDEX_CALL = re.compile(r"db\.index\.(?:vector|fulltext)\.queryNodes")
+_INDEX_CALL = re.compile(r"db\.index\.(?:vector|fulltext)\.queryNodes|\bSEARCH\s+\w+\s+IN\b")
 
 
 def code(text: str) -> str:
@@ -197,6 +198,8 @@ def test_cross_tenant_entries_are_not_stale(name: str) -> None:
         "MATCH (m:Message) WHERE m.id = $id RETURN m",
         "OPTIONAL MATCH p = (s:Sentence) RETURN p",
         "CALL db.index.fulltext.queryNodes('x', $q) YIELD node RETURN node",
+        "CYPHER 25 MATCH (s:Sentence {tenant: $tenant}) SEARCH s IN (VECTOR INDEX v FOR $v "
+        "WHERE s.owner = $owner LIMIT 5) RETURN s",
         "MATCH (j:Job) WHERE j.tenant = $tenant RETURN j",  # scope in the map, not in WHERE
         "MATCH (k:FactKey|FormationLock {owner: $owner}) DETACH DELETE k",
         "MATCH (f:Fact {tenant: $tenant, id: $id}), (g:Fact {id: $other}) RETURN f, g",

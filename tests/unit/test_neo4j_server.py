@@ -164,12 +164,15 @@ def test_install_names_missing_tools(settings: Settings, monkeypatch: pytest.Mon
     with pytest.raises(ns.Neo4jServerError, match="Maven"):
         ns.install(settings)
     monkeypatch.setattr(shutil, "which", lambda tool: None if tool == "java" else "/x/mvn")
+    monkeypatch.setattr(ns, "_JVM_ROOT", Path("/nonexistent"))  # no JDK folders either
+    monkeypatch.delenv("JAVA_HOME", raising=False)
     with pytest.raises(ns.Neo4jServerError, match="Java"):
         ns.install(settings)
 
 
 def test_install_failure_leaves_no_lib(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda tool: f"/x/{tool}")
+    monkeypatch.setattr(ns, "find_java", lambda settings: "/x/java")
 
     def fake_run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         out = next(a for a in cmd if a.startswith("-DoutputDirectory="))

@@ -3,13 +3,14 @@
 //   Its facts are extracted again (extracted_at is cleared) when an LLM is configured. Written
 //   only if every one of its messages still exists (one forgotten since formation read the
 //   session: no row, nothing written; the forgetting enqueued the session's formation again).
-// Parameters: $tenant, $id, $now, $props (episode properties), $message_ids (in order)
+// Parameters: $tenant, $id, $now, $props (episode properties), $message_ids (in order), $scope
+//   (the owner's fulltext scope, graphmem/store/scope.py)
 // Columns: id, messages (how many it is derived from now); no row when a message is gone
 WITH $message_ids AS ids
 WHERE all(mid IN ids WHERE EXISTS { MATCH (:Message {tenant: $tenant, id: mid}) })
 MERGE (e:Episode {tenant: $tenant, id: $id})
   ON CREATE SET e.created_at = $now
-SET e += $props, e.updated_at = $now, e.extracted_at = null
+SET e += $props, e.scope = $scope, e.updated_at = $now, e.extracted_at = null
 WITH e
 CALL (e) {
   UNWIND range(0, size($message_ids) - 1) AS i

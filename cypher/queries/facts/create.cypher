@@ -1,10 +1,11 @@
 // Purpose: create one fact node (an Observation or a ProfileFact; both are :Fact).
-// Parameters: $tenant, $id, $kind ('observation' | 'profile'), $props (map of its properties)
+// Parameters: $tenant, $id, $kind ('observation' | 'profile'), $props (map of its properties),
+//   $scope (the owner's fulltext scope, graphmem/store/scope.py)
 // Columns: id (none when a fact with this id exists already: the caller reports a conflict)
 OPTIONAL MATCH (old:Fact {tenant: $tenant, id: $id})
 WITH old WHERE old IS NULL
 CREATE (f:Fact {tenant: $tenant, id: $id})
-SET f += $props, f.kind = $kind,
+SET f += $props, f.kind = $kind, f.scope = $scope,
     f.caption = $props.subject + ' · ' + $props.type + ': ' + CASE
       WHEN $props.content IS NULL THEN '(deleted)'
       WHEN size($props.content) > 50 THEN left($props.content, 47) + '...'

@@ -3,12 +3,12 @@
 //   cases, (:Skill)-[:CONTRADICTED_BY]->(:Case) for failed ones; an edge to a case no longer in
 //   the skill's cluster is removed (the case moved; earlier versions keep theirs).
 // Parameters: $tenant, $id, $props (map), $supporting (case ids), $contradicting (case ids),
-//   $now (datetime)
+//   $now (datetime), $scope (the owner's fulltext scope, graphmem/store/scope.py)
 // Columns: id, created
 MERGE (s:Skill {tenant: $tenant, id: $id})
   ON CREATE SET s.created_at = $now
 WITH s, s.created_at = $now AS created
-SET s += $props, s.formed_at = $now
+SET s += $props, s.scope = $scope, s.formed_at = $now
 WITH s, created
 CALL (s) {
   MATCH (s)-[r:SUPPORTED_BY|CONTRADICTED_BY]->(c:Case)

@@ -1,13 +1,14 @@
 // Purpose: create turn windows of one session (idempotent by id), each -[:COVERS {position}]->
 //   its messages, in order.
-// Parameters: $tenant, $owner, $session_id, $now, $rows: list of {id, size, start_id,
-//   message_ids, first_at, last_at, search_text, embedding, caption}
+// Parameters: $tenant, $owner, $session_id, $now, $scope (the owner's fulltext scope), $rows:
+//   list of {id, size, start_id, message_ids, first_at, last_at, search_text, embedding, caption}
 // Columns: created
 UNWIND $rows AS row
 MERGE (w:Window {tenant: $tenant, id: row.id})
   ON CREATE SET w.owner = $owner, w.session_id = $session_id, w.size = row.size,
     w.start_id = row.start_id, w.message_ids = row.message_ids, w.first_at = row.first_at,
-    w.last_at = row.last_at, w.search_text = row.search_text, w.embedding = row.embedding,
+    w.last_at = row.last_at, w.search_text = row.search_text, w.scope = $scope,
+    w.embedding = row.embedding,
     w.caption = row.caption, w.built_at = $now
 WITH w, row
 CALL (w, row) {

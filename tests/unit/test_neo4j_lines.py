@@ -1,0 +1,118 @@
+"""The two Neo4j lines without a server: which Java runs which version (fake ``java`` scripts),
+the 2026 launcher's entry point, and how the store picks its vector schema and query variants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem import cypher, neo4j_server
+from graphmem.config import Settings
+from graphmem.store.core import (
+    VECTOR_INDEXES,
+    declared_properties,
+    filters_in_index,
+    search_variant,
+    version_key,
+)
+
+
+def _jdk(root: Path, name: str, version: str) -> Path:
+    """A folder with a bin/java that prints ``version`` as `java -version` does."""
+    java = root / name / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text(f'#!/bin/sh\necho \'openjdk version "{version}" 2026-04-21\' >&2\n',
+                    encoding="utf-8")
+    java.chmod(0o755)
+    return root / name
+
+
+@pytest.fixture
+def jvms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """/usr/lib/jvm stand-in with a Java 17 and a Java 25; no other Java anywhere."""
+    root = tmp_path / "jvm"
+    _jdk(root, "java-17", "17.0.15")
+    _jdk(root, "temurin-25", "25.0.3")
+    monkeypatch.setattr(neo4j_server, "_JVM_ROOT", root)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    neo4j_server.java_release.cache_clear()
+    return root
+
+
+@pytest.mark.parametrize(("version", "wanted"), [
+    ("5.26.30", (17, 21)), ("2025.10.1", (21, None)), ("2026.08.1", (21, None)),
+])
+def test_java_range_per_line(version: str, wanted: tuple[int, int | None]) -> None:
+    assert neo4j_server.java_range(version) == wanted
+
+
+def test_each_line_gets_a_java_it_runs_on(jvms: Path) -> None:
+    assert neo4j_server.find_java(Settings(neo4j_version="5.26.30")) == str(
+        jvms / "java-17" / "bin" / "java")
+    assert neo4j_server.find_java(Settings(neo4j_version="2026.08.1")) == str(
+        jvms / "temurin-25" / "bin" / "java")
+
+
+def test_the_setting_overrides_and_is_checked(jvms: Path, tmp_path: Path) -> None:
+    chosen = Settings(neo4j_version="5.26.30", neo4j_java_home=jvms / "java-17")
+    assert neo4j_server.find_java(chosen) == str(jvms / "java-17" / "bin" / "java")
+    too_old = Settings(neo4j_version="2026.08.1", neo4j_java_home=jvms / "java-17")
+    with pytest.raises(neo4j_server.Neo4jServerError,
+                       match=r"GRAPHMEM_NEO4J_JAVA_HOME=.* has Java 17; .* needs Java 21 or later"):
+        neo4j_server.find_java(too_old)
+    with pytest.raises(neo4j_server.Neo4jServerError, match="no runnable bin/java"):
+        neo4j_server.find_java(Settings(neo4j_java_home=tmp_path / "nowhere"))
+
+
+def test_no_fitting_java_names_the_setting(jvms: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(neo4j_server, "_JVM_ROOT", jvms / "java-17")  # no JDK folders below
+    with pytest.raises(neo4j_server.Neo4jServerError,
+                       match=r"needs Java 21 or later.*GRAPHMEM_NEO4J_JAVA_HOME"):
+        neo4j_server.find_java(Settings(neo4j_version="2026.08.1"))
+
+
+def test_the_2026_launcher_entry_point_is_understood() -> None:
+    argv = neo4j_server.parse_dry_run(
+        "/usr/lib/jvm/temurin-25/bin/java -cp /i/conf/* --sun-misc-unsafe-memory-access=allow "
+        "org.neo4j.server.Neo4jCommunity --home-dir=/i --config-dir=/i/conf --console-mode\n")
+    assert "org.neo4j.server.Neo4jCommunity" in argv
+
+
+@pytest.mark.parametrize(("version", "filtered"), [
+    ("5.26.30", False), ("2025.12.0", False), ("2026.01.0", True), ("2026.08.1", True),
+    ("2026.08-aura", True), ("2027.1.0", True),
+])
+def test_filters_in_the_index_from_2026_01(version: str, filtered: bool) -> None:
+    assert filters_in_index(version) is filtered
+
+
+def test_version_key() -> None:
+    assert version_key("2026.08.1") == (2026, 8, 1)
+    assert version_key("5.26.30") == (5, 26, 30)
+
+
+def test_both_vector_schemas_declare_every_index_and_the_filtered_one_its_filters() -> None:
+    plain = cypher.load("schema/vector/plain")
+    filtered = declared_properties(cypher.load("schema/vector/filtered"))
+    assert set(filtered) == set(VECTOR_INDEXES)
+    assert all(f"CREATE VECTOR INDEX {name} IF NOT EXISTS" in plain for name in VECTOR_INDEXES)
+    assert all({"embedding", "tenant", "owner"} <= props for props in filtered.values())
+    assert filtered["window_vector"] == {"embedding", "tenant", "owner", "size"}
+
+
+@pytest.mark.parametrize("name", [
+    "queries/vector_search", "queries/turn_windows/vector_search", "queries/facts/vector_search",
+    "queries/episodes/vector_search", "queries/procedural/case_vector_search",
+    "queries/procedural/skill_vector_search",
+])
+def test_every_vector_query_has_a_search_variant_with_the_same_columns(name: str) -> None:
+    variant = search_variant(name)
+    assert variant == f"{name}.search"
+    text = cypher.load(variant)
+    assert text.splitlines()[[ln.startswith("//") for ln in text.splitlines()].index(False)] == (
+        "CYPHER 25")
+    assert ".tenant = $tenant" in text and ".owner = $owner" in text
+    assert "AS fetched" in text and "hits" in text.rsplit("RETURN", 1)[1]
+    assert search_variant("queries/vector_search_exact") is None

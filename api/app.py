@@ -169,3 +169,9 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
         return JSONResponse(body)
 
     return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app with settings from the environment: the factory each API process of
+    `graphmem serve --workers N` calls (every process opens its own Memory)."""
+    return create_app(Settings())

@@ -289,6 +289,37 @@ def forget_one(
     typer.echo(report.model_dump_json(indent=2))
 
 
+class ExtractionStatus(StrEnum):
+    all_dropped = "all_dropped"
+    partial = "partial"
+    empty = "empty"
+
+
+@app.command("retry-extraction")
+def retry_extraction(
+    status: Annotated[ExtractionStatus, typer.Option(
+        help="Episodes whose last extraction ended so")] = ExtractionStatus.all_dropped,
+    owner: Annotated[str | None, typer.Option(help="Only this owner's episodes")] = None,
+    tenant: Tenant = "default",
+) -> None:
+    """Extract facts again from the episodes whose last extraction kept nothing (e.g. after
+    changing the LLM or its prompt): enqueues one formation job per session; a worker
+    (`graphmem worker`, or `serve --worker`) runs them. Prints the episodes and jobs (JSON)."""
+    from graphmem.models import ExtractionRetryIn
+    from graphmem.service import Memory
+
+    try:
+        mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
+        try:
+            done = mem.for_tenant(tenant).jobs.retry_extraction(
+                ExtractionRetryIn(status=status.value, owner=owner))
+        finally:
+            mem.close()
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    typer.echo(done.model_dump_json(indent=2))
+
+
 @app.command("audit")
 def audit_query(
     name: Annotated[str | None, typer.Argument(help="Query name; none: list them")] = None,
@@ -408,6 +439,9 @@ def serve(
     host: Annotated[str | None, typer.Option()] = None,
     port: Annotated[int | None, typer.Option()] = None,
     worker: InProcessWorker = False,
+    workers: Annotated[int, typer.Option(min=1, help="API processes (each loads the model and "
+                                         "opens its own Neo4j connections; --worker jobs still "
+                                         "run once, in the supervising process)")] = 1,
 ) -> None:
     """Run the HTTP API (uvicorn); with --worker also the background jobs, in this process."""
     import uvicorn
@@ -417,6 +451,9 @@ def serve(
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = Settings(**overrides)  # type: ignore[arg-type]
     typer.echo(f"API docs: http://{settings.host}:{settings.port}/docs")
+    if workers > 1:
+        _serve_processes(settings, workers, worker)
+        return
     if not worker:
         uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
         return
@@ -425,6 +462,38 @@ def serve(
     mem = Memory.open(settings, apply_schema=False)
     try:
         _serve_with_worker(settings, mem, create_app(settings, mem))
+    finally:
+        mem.close()
+
+
+def _serve_processes(settings: Settings, workers: int, worker: bool) -> None:
+    """uvicorn's supervisor with ``workers`` API processes, each building its app and Memory
+    from the environment (`graphmem.api.app:app_from_environment`); with ``worker`` the
+    background jobs run once, in this supervising process. SIGINT/SIGTERM stop the processes,
+    then the jobs (running jobs finish first)."""
+    import uvicorn
+
+    os.environ["GRAPHMEM_HOST"], os.environ["GRAPHMEM_PORT"] = settings.host, str(settings.port)
+
+    def run() -> None:
+        uvicorn.run("graphmem.api.app:app_from_environment", factory=True, host=settings.host,
+                    port=settings.port, workers=workers)
+
+    if not worker:
+        run()
+        return
+    from graphmem.service import Memory
+    from graphmem.worker import BackgroundWorkers
+
+    mem = Memory.open(settings, apply_schema=False)
+    try:
+        jobs = BackgroundWorkers(mem).start()
+        typer.echo("worker: running in the supervising process (formation of episodes, "
+                   "windows, skills)")
+        try:
+            run()
+        finally:
+            jobs.stop()
     finally:
         mem.close()
 
@@ -596,16 +665,44 @@ def bench_locomo(
     limit: Annotated[int | None, typer.Option(help="Only the first N conversations")] = None,
     units: Annotated[bool, typer.Option("--units/--no-units", help="Run the unit study")] = True,
     plot_dir: PlotDir = None,
+    peer: Annotated[str | None, typer.Option(help="Also run this system on the same messages "
+                                             "and questions, side by side: mem0 (needs "
+                                             "pip install 'graphmem[peer]')")] = None,
 ) -> None:
     """Evidence recall of fulltext / vector / rrf / rrf_expand at budgets 5-50, ingest
     throughput, search latency in-process and over HTTP. Cleans up what it wrote."""
     from graphmem.bench import locomo as bench
+    from graphmem.bench.peer_mem0 import PeerUnavailable
 
+    if peer is not None and peer != "mem0":
+        raise typer.BadParameter(f"the one peer is mem0, not {peer!r}", param_hint="--peer")
     try:
-        out = bench.main(Settings(), data, json_out, limit, units=units)
-    except GraphMemError as exc:
+        out = bench.main(Settings(), data, json_out, limit, units=units, peer=peer)
+    except (GraphMemError, PeerUnavailable) as exc:
         raise _fail(exc) from exc
     _plot(out, plot_dir)
+
+
+@bench_app.command("neo4j-versions")
+def bench_neo4j_versions(
+    data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file")],
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+    conversations: Annotated[int, typer.Option(help="The first N conversations are asked")] = 2,
+    questions: Annotated[int | None, typer.Option(help="At most N of their questions")] = None,
+    extra: Annotated[int, typer.Option(help="Messages of the other conversations, re-owned, "
+                                       "that make the large tenant")] = 30_000,
+    versions: Annotated[str, typer.Option(help="Neo4j versions, comma-separated")]
+        = "5.26.30,2026.08.1",
+) -> None:
+    """Neo4j 5.26 against 2026.x side by side (throwaway servers, searches interleaved): recall@10
+    and one-shot search latency at a small tenant and at a large one."""
+    from graphmem.bench import neo4j_versions as bench
+
+    try:
+        bench.main(Settings(), data, json_out, conversations, questions, extra,
+                   [v.strip() for v in versions.split(",") if v.strip()])
+    except (GraphMemError, neo4j_server.Neo4jServerError, ValueError) as exc:
+        raise _fail(exc) from exc
 
 
 @bench_app.command("tau")
@@ -663,6 +760,87 @@ def bench_llm(
     try:
         llm.run(Settings(), data, json_out, conversation, sessions, questions, decider_questions)
     except GraphMemError as exc:
+        raise _fail(exc) from exc
+
+
+@bench_app.command("scale")
+def bench_scale(
+    data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file (the real conversations "
+                                       "the synthetic ones are copied from)")],
+    sizes: Annotated[str, typer.Option(help="Checkpoints: messages in the tenant, comma "
+                                       "separated")] = "10000,100000",
+    one_owner: Annotated[bool, typer.Option("--one-owner", help="All synthetic messages go to "
+                                            "one owner (the first conversation's)")] = False,
+    questions: Annotated[int, typer.Option(min=1, help="LoCoMo questions searched per "
+                                           "checkpoint")] = 100,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here "
+                                                  "(after every checkpoint)")] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep what was written")] = False,
+    plot_dir: PlotDir = None,
+) -> None:
+    """The scale curve: synthetic conversations (LoCoMo copies, new owners, shifted in time)
+    ingested up to each checkpoint; search p50/p95, recall@10, ingest rate, RSS, store size."""
+    from graphmem.bench import scale
+
+    try:
+        points = sorted({int(s.replace("_", "")) for s in sizes.split(",") if s.strip()})
+    except ValueError:
+        raise typer.BadParameter(f"not a list of numbers: {sizes!r}",
+                                 param_hint="--sizes") from None
+    if not points or points[0] < 1:
+        raise typer.BadParameter("give at least one positive size", param_hint="--sizes")
+    if not data.is_file():
+        raise typer.BadParameter(f"no file {data}", param_hint="--data")
+    try:
+        out = scale.main(Settings(), data, points, one_owner=one_owner, questions=questions,
+                         json_out=json_out, keep=keep)
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+    if plot_dir is not None:
+        for path in scale.plot_curve(out, plot_dir):
+            console.print(f"chart: {path}", highlight=False)
+
+
+def _numbers(text: str, option: str) -> list[int]:
+    """A comma-separated list of positive numbers (a bad one is a usage error naming the option)."""
+    try:
+        numbers = [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"not a list of numbers: {text!r}", param_hint=option) from None
+    if not numbers or min(numbers) < 1:
+        raise typer.BadParameter("give at least one number, each >= 1", param_hint=option)
+    return numbers
+
+
+@bench_app.command("load")
+def bench_load(
+    data: Annotated[Path, typer.Option(exists=True, dir_okay=False, help="A LoCoMo-format JSON "
+                                       "file: the messages seeded and the questions searched")],
+    url: Annotated[str | None, typer.Option(help="A running server to load (default: start "
+                                            "`graphmem serve` on a free port)")] = None,
+    key: Annotated[str | None, typer.Option(envvar="GRAPHMEM_API_KEY", help="API key for "
+                                            "--url (its tenant is seeded and loaded)")] = None,
+    workers: Annotated[str, typer.Option(help="API processes of the started server; several, "
+                                         "comma separated, start one server each, measured "
+                                         "in turn at every level")] = "1",
+    clients: Annotated[str, typer.Option(help="Search clients per level, comma separated")]
+    = "1,2,4,8,16",
+    writers: Annotated[int, typer.Option(min=0, help="Write clients at every level")] = 1,
+    seconds: Annotated[float, typer.Option(min=1, help="Duration of each level")] = 20.0,
+    limit: Annotated[int | None, typer.Option(help="Conversations seeded")] = 2,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+) -> None:
+    """Concurrent search and write clients against the HTTP API at several concurrency levels:
+    requests/s, p50/p95/p99, errors by kind, CPU of the API processes and Neo4j. Cleans up."""
+    from graphmem.bench import load
+
+    levels, processes = _numbers(clients, "--clients"), _numbers(workers, "--workers")
+    neo4j_pid = neo4j_server.status(Settings()).pid if url is None else None
+    try:
+        load.main(data, url=url, key=key, workers=processes, levels=levels,
+                  writers=writers, seconds=seconds, limit=limit, neo4j_pid=neo4j_pid,
+                  json_out=json_out)
+    except (GraphMemError, RuntimeError, ValueError) as exc:
         raise _fail(exc) from exc
 
 

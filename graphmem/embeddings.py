@@ -151,8 +151,9 @@ class SentenceTransformerEmbedder:
         if not texts:
             return []
         window = int(self._model.max_seq_length)
-        encoded = self._model.tokenizer(list(texts), truncation=True, max_length=window,
-                                        add_special_tokens=True)["input_ids"]
+        with self._lock:  # the tokenizer is the model's: concurrent use raises "Already borrowed"
+            encoded = self._model.tokenizer(list(texts), truncation=True, max_length=window,
+                                            add_special_tokens=True)["input_ids"]
         return [len(ids) for ids in encoded]
 
     @metrics.observe_embedding

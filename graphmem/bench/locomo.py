@@ -212,6 +212,50 @@ def latency_side_by_side(
     return {m: _percentiles(t) for m, t in times.items()}
 
 
+def latency_stages(
+    mem: Memory, tenant: str, probes: Sequence[Probe], stop: threading.Event | None = None,
+) -> dict[str, Any]:
+    """Where one-shot search time goes (rrf_expand, k=10, no budget, after a warm-up): the mean
+    milliseconds of each stage `search` times (`graphmem.retrieval.search.STAGES`), then
+    ``serialise`` (the reply as JSON, as the API sends it) and ``other`` (the wall time of
+    `Memory.search` that no stage accounts for: the thread hand-off, metrics, ...)."""
+    for p in probes[:WARMUP]:
+        mem.search(tenant, SearchRequest(query=p.query, owner=p.owner))
+    sums: dict[str, float] = {}
+    walls: list[float] = []
+    for p in probes:
+        _check(stop)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        res = mem.search(tenant, SearchRequest(query=p.query, owner=p.owner), timings=timings)
+        t1 = time.perf_counter()
+        res.model_dump_json()
+        timings["serialise"] = (time.perf_counter() - t1) * 1000
+        walls.append((t1 - t0) * 1000)
+        timings["other"] = walls[-1] - sum(v for k, v in timings.items() if k != "serialise")
+        for stage, ms in timings.items():
+            sums[stage] = sums.get(stage, 0.0) + ms
+    n = max(len(probes), 1)
+    return {"mean_ms": {k: v / n for k, v in sums.items()}, "searches": len(walls),
+            "wall_mean_ms": _mean(walls),
+            "wall_median_ms": float(np.median(walls)) if walls else 0.0}
+
+
+def _stage_lines(lat: dict[str, Any]) -> list[str]:
+    """The per-stage table of the report (`latency_stages`), with the HTTP overhead."""
+    stages = lat.get("stages")
+    if not stages:
+        return []
+    means = stages["mean_ms"]
+    lines = [f"Where the time goes (rrf_expand, mean ms of {stages['searches']} searches; "
+             f"wall mean {stages['wall_mean_ms']:.1f}, median {stages['wall_median_ms']:.1f})"]
+    lines += [f"  {k:<18}{v:7.2f}" for k, v in means.items()]
+    if "http" in lat and "inprocess" in lat:
+        lines.append(f"  {'http (p50 - p50)':<18}"
+                     f"{lat['http']['p50'] - lat['inprocess']['p50']:7.2f}")
+    return lines
+
+
 def _check(stop: threading.Event | None) -> None:
     if stop is not None and stop.is_set():
         raise RuntimeError("stopped")
@@ -315,6 +359,36 @@ def latency_http(
     return _percentiles(times)
 
 
+def run_peer(
+    settings: Settings, mem: Memory, tenant: str, convs: Sequence[locomo.Conversation],
+    probes: Sequence[Probe], out: dict[str, Any], stop: threading.Event | None = None,
+) -> dict[str, Any]:
+    """mem0 on the same messages and questions (`graphmem.bench.peer_mem0`), its search timed
+    against graphmem's default search (in-process, k=10) question by question; recall and ingest
+    compared with graphmem's ``rrf_expand`` and measured ingest of this run."""
+    from urllib.parse import urlsplit
+
+    from graphmem.bench import peer_mem0
+    from graphmem.embeddings import _resolve as resolve_model
+
+    bolt = urlsplit(settings.bolt_uri)
+    allowed = {(bolt.hostname or "127.0.0.1", bolt.port or 7687)}
+
+    def search(p: Probe) -> object:
+        return mem.for_tenant(tenant).search(SearchRequest(query=p.query, owner=p.owner,
+                                                           k=peer_mem0.LATENCY_K))
+
+    result = peer_mem0.run(convs, probes, resolve_model(settings.embedding_model),
+                           mem.embedder.dimensions, search, allowed, stop)
+    ours = {"recall": out["methods"]["rrf_expand"]["recall"],
+            "latency_ms": result["latency_ms"]["graphmem"],
+            "ingest_messages_per_s": out["ingest"]["messages_per_s"]}
+    theirs = {"recall": result["recall"], "latency_ms": result["latency_ms"]["peer"],
+              "ingest_messages_per_s": result["ingest"]["messages_per_s"]}
+    result["comparison"] = peer_mem0.comparison(ours, theirs)
+    return result
+
+
 def _row(label: str, values: dict[str, float], fmt: str = "{:7.3f}") -> str:
     return f"  {label:<18}" + "".join(fmt.format(values[str(b)]) for b in BUDGETS)
 
@@ -353,6 +427,7 @@ def report(out: dict[str, Any]) -> str:
             ("http", "HTTP POST /v1/search (uvicorn, loopback)"))),
         *(f"  {m + ', interleaved with the others':<48}{v['p50']:>7.1f}  {v['p95']:>7.1f}"
           for m, v in lat.get("by_method", {}).items()),
+        *_stage_lines(lat),
     ]
     if "episodes" in out:
         ep, tm = out["episodes"], out["temporal"]
@@ -370,15 +445,24 @@ def report(out: dict[str, Any]) -> str:
     if "units" in out:
         lines += ["", "Unit study: vector recall alone, exact cosine, by embedded unit", head]
         lines += [_row(k, out["units"][k]["recall"]) for k in KINDS]
+    if "peer" in out:
+        from graphmem.bench.peer_mem0 import notes, table
+
+        lines += ["", table(out["peer"]["peer"], out["peer"]["comparison"], notes(out["peer"]))]
     lines += ["", f"Total {out['duration_s']:.0f} s"]
     return "\n".join(lines)
 
 
 def main(
     settings: Settings, data: Path, json_out: Path | None, limit: int | None, *,
-    units: bool = True,
+    units: bool = True, peer: str | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark, print the table, write ``json_out``; returns the figures."""
+    """Run the benchmark, print the table, write ``json_out``; returns the figures. ``peer``
+    ("mem0") also runs that system on the same messages and questions (`peer_mem0`)."""
+    if peer is not None:  # before a long run: mem0ai missing is one line
+        from graphmem.bench.peer_mem0 import require
+
+        require(settings.embedder)
     started, t_start = datetime.now(UTC), time.perf_counter()
     convs = locomo.load(data)[:limit] if limit is not None else locomo.load(data)
     probes, skipped = probes_of(convs)
@@ -440,7 +524,12 @@ def main(
                 "by_method": _off_main(stop, latency_side_by_side, mem, tenant, probes,
                                        ("rrf_expand", "rrf_windows", "graph", "iterative"),
                                        stop),
+                "stages": _off_main(stop, latency_stages, mem, tenant, probes, stop),
             })
+            if peer is not None:
+                out["peer"] = stage("peer", lambda: _off_main(
+                    stop, run_peer, settings, mem, tenant, convs, probes, out, stop))
+                save()
             out["methods"]["episodes"] = stage("episodes", lambda: _off_main(
                 stop, score_episodes, mem, tenant, probes, rs, BUDGETS))
             answers = {(c.messages[0].owner, q.question): q.answer

@@ -6,6 +6,7 @@ import json
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -13,7 +14,7 @@ from graphmem.cli import app
 from graphmem.forget import id_hash
 from graphmem.models import MessageIn
 from graphmem.service import Memory
-from graphmem.worker import BackgroundWorkers
+from graphmem.worker import BackgroundWorkers, Worker
 from tests.integration.helpers import msg, owner
 from tests.unit.test_cli_basics import run_cli
 
@@ -82,6 +83,24 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
     assert row["kind"] == "message" and row["id_hash"] == id_hash(target)
     assert [m.id for m in memory.session_messages(tenant, "s1", who)] == [
         f"{who}-s1-0", f"{who}-s1-2"]
+
+
+def test_retry_extraction_via_cli(env: None, memory: Memory, tenant: str, cypher: Any) -> None:
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who)) for i in range(2)])
+    runner = CliRunner()
+    r = runner.invoke(app, ["retry-extraction", "--tenant", tenant])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == {"episodes": [], "jobs": []}
+    assert Worker(memory, tenant=tenant).run_once()  # forms the session's episode
+    cypher("MATCH (e:Episode {tenant: $t}) SET e.extraction_status = 'all_dropped'", t=tenant)
+    r = runner.invoke(app, ["retry-extraction", "--tenant", tenant, "--owner", who])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert [e["session_id"] for e in out["episodes"]] == ["s1"] and len(out["jobs"]) == 1
+    assert memory.jobs.get(tenant, out["jobs"][0]).state == "pending"
+    r = runner.invoke(app, ["retry-extraction", "--status", "bogus"])
+    assert r.exit_code == 2
 
 
 def test_worker_for_one_tenant(env: None, memory: Memory) -> None:

@@ -136,7 +136,8 @@ def test_a_handler_result_is_the_jobs_result(memory: Memory, tenant: str) -> Non
 
 
 def test_retry_extraction_api_enqueues_one_formation_job_per_session(
-        memory: Memory, api: TestClient, srv: ScriptedOpenAIServer, llm_former: Former) -> None:
+        memory: Memory, api: TestClient, srv: ScriptedOpenAIServer, llm_former: Former,
+        cypher: Any) -> None:
     t, who = "tenant-a", owner()  # the api fixture's key-a
     try:
         ingest(memory, t, who, {0: HIKING[0], 1: HIKING[1]})
@@ -167,3 +168,4 @@ def test_retry_extraction_api_enqueues_one_formation_job_per_session(
         assert other == {"episodes": [], "jobs": []}  # another tenant sees nothing of it
     finally:
         memory.for_tenant(t).messages.forget_owner(who)
+        cypher("MATCH (u:LLMUsage {tenant: $t}) DELETE u", t=t)  # other tests count tenant-a's

@@ -31,6 +31,8 @@ CROSS_TENANT = {
     "queries/reembed/cases_pending.cypher": "re-embedding moves the whole database",
     "queries/reembed/skills_from_cases.cypher": "re-embedding moves the whole database",
     "queries/reembed/write.cypher": "re-embedding writes the vectors of nodes it read by elementId",
+    "queries/scope/pending_owners.cypher": "the fulltext scope migration covers the whole database",
+    "queries/scope/backfill.cypher": "the fulltext scope migration covers the whole database",
 }
 """Files that read or write across tenants on purpose: path under cypher/ -> why."""
 

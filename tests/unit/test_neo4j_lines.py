@@ -116,3 +116,28 @@ def test_every_vector_query_has_a_search_variant_with_the_same_columns(name: str
     assert ".tenant = $tenant" in text and ".owner = $owner" in text
     assert "AS fetched" in text and "hits" in text.rsplit("RETURN", 1)[1]
     assert search_variant("queries/vector_search_exact") is None
+
+
+def test_a_failing_search_variant_falls_back_to_the_over_fetching_query(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A server-side failure of the SEARCH query (seen on 2026.08 once a store had lived a
+    while) is answered by the 5.x query, logged; never a 500."""
+    from neo4j.exceptions import DatabaseError
+
+    from graphmem.store.core import Store
+
+    store = Store(Settings(neo4j_uri="bolt://127.0.0.1:1"))  # never connects here
+    store._version = "2026.08.1"
+    ran: list[str] = []
+
+    def execute(name: str, write: bool, params: dict[str, object]) -> list[dict[str, object]]:
+        ran.append(name)
+        if name.endswith(".search"):
+            raise DatabaseError("Index 33554431 out of bounds for length 5")
+        return [{"fetched": 0, "hits": []}]
+
+    monkeypatch.setattr(store, "_execute", execute)
+    assert store.run("queries/vector_search", owner="o") == [{"fetched": 0, "hits": []}]
+    assert ran == ["queries/vector_search.search", "queries/vector_search"]
+    assert "answers instead" in caplog.text
+    store.close()

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
 from graphmem import neo4j_server
@@ -52,6 +53,9 @@ Tenant = Annotated[str, typer.Option(
     envvar="GRAPHMEM_TENANT", callback=_tenant,
     help="Tenant to act as (the CLI is trusted: no API key); default: $GRAPHMEM_TENANT, else "
     "'default'")]
+DemoTenant = Annotated[str, typer.Option(
+    envvar="GRAPHMEM_TENANT", callback=_tenant,
+    help="Tenant the demo memory goes to; default: $GRAPHMEM_TENANT, else 'demo'")]
 
 
 InProcessWorker = Annotated[bool, typer.Option(
@@ -61,7 +65,7 @@ InProcessWorker = Annotated[bool, typer.Option(
 
 
 def _fail(exc: Exception) -> typer.Exit:
-    console.print(f"[red]error:[/red] {exc}", highlight=False)
+    console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)  # [...] is text
     return typer.Exit(code=1)
 
 
@@ -98,7 +102,7 @@ def neo4j_stop() -> None:
 @neo4j_app.command("status")
 def neo4j_status() -> None:
     st = neo4j_server.status(Settings())
-    typer.echo(json.dumps({k: str(v) for k, v in st.__dict__.items()}, indent=2))
+    typer.echo(json.dumps(st.__dict__, indent=2, default=str))  # true/false, numbers, null
     raise typer.Exit(code=0 if st.running else 3)
 
 
@@ -584,7 +588,7 @@ def worker(
 
 @app.command("demo")
 def demo(
-    tenant: Tenant = "demo",
+    tenant: DemoTenant = "demo",
     worker: InProcessWorker = True,
     browser_setup: Annotated[bool, typer.Option(
         help="After connecting, Neo4j Browser applies the graphmem style and opens the guide "
@@ -639,7 +643,7 @@ def _can_plot(directory: Path | None) -> Path | None:
 
 PlotDir = Annotated[Path | None, typer.Option(
     "--plot", file_okay=False, callback=_can_plot, help="Also write PNG charts of the figures "
-    "into this folder (needs the plot extra: pip install 'graphmem[plot]')")]
+    "into this folder (needs the plot extra: " + escape("pip install 'graphmem[plot]')"))]
 
 
 def _plot(figures: dict[str, Any], directory: Path | None) -> None:
@@ -667,7 +671,7 @@ def bench_locomo(
     plot_dir: PlotDir = None,
     peer: Annotated[str | None, typer.Option(help="Also run this system on the same messages "
                                              "and questions, side by side: mem0 (needs "
-                                             "pip install 'graphmem[peer]')")] = None,
+                                             + escape("pip install 'graphmem[peer]')"))] = None,
 ) -> None:
     """Evidence recall of fulltext / vector / rrf / rrf_expand at budgets 5-50, ingest
     throughput, search latency in-process and over HTTP. Cleans up what it wrote."""

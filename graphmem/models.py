@@ -435,7 +435,7 @@ class ContextRequest(_Strict):
         default=["message", "episode", "fact"], min_length=1, max_length=3,
         description="Which units may enter the context")
     method: Method | None = Field(
-        default=None, description="Search method for the messages; default: the preset's")
+        default=None, description="Search method for the messages; default: rrf_expand")
     preset: str | None = Field(default=None, description="Named retrieval preset")
     trace: bool = Field(default=False, description="Return how the context was built: the "
                         "search rounds and the packing")

@@ -12,6 +12,7 @@ and the over-fetching ``X``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +37,8 @@ SEARCH_SINCE = (2026, 1)
 """The first Neo4j version with vector search filtered inside the index (Cypher 25 SEARCH)."""
 _VECTOR_DDL = re.compile(
     r"CREATE\s+VECTOR\s+INDEX\s+(\w+).*?\bON\s+\w+\.(\w+)\s+WITH\s+\[([^\]]*)\]", re.S | re.I)
+
+log = logging.getLogger("graphmem.store")
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -89,6 +92,39 @@ def native(value: Any) -> Any:
     return value
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+class _NotPlain(Exception):
+    """A value `rows` leaves to `Record.data` (a node, a relationship, a point, ...)."""
+
+
+def _plain(value: Any) -> Any:
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is list:
+        return [_plain(v) for v in value]
+    if kind is dict:
+        return {k: _plain(v) for k, v in value.items()}
+    if kind is neo4j.time.DateTime:
+        return value.to_native().astimezone(UTC)
+    raise _NotPlain
+
+
+def rows(records: list[neo4j.Record]) -> list[Row]:
+    """Records as rows, the same as ``[native(r.data()) for r in records]``: a record of plain
+    values (strings, numbers, date-times, lists and maps of them: what the search queries
+    return) is converted in one pass, about twice as fast; any other through `Record.data`."""
+    out: list[Row] = []
+    for r in records:
+        try:
+            out.append({k: _plain(v) for k, v in zip(r.keys(), r, strict=True)})
+        except _NotPlain:
+            out.append(native(r.data()))
+    return out
+
+
 class Store:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -131,7 +167,14 @@ class Store:
         """Run one named query in its own transaction (retried on transient errors); its
         SEARCH variant on a server that filters vector search inside the index."""
         if (variant := search_variant(name)) is not None and self.vector_filters:
-            name = variant
+            try:
+                return self._execute(variant, write, params)
+            except nx.DatabaseError as exc:  # a server-side failure of SEARCH (seen on 2026.08
+                # with some stores): the over-fetching query answers the same question
+                log.warning("%s failed on Neo4j %s (%s); %s answers instead", variant,
+                            self.server_version, exc.message, name)
+                log.debug("failed SEARCH parameters: %s",
+                          {k: v for k, v in params.items() if k != "vector"})
         return self._execute(name, write, params)
 
     def _execute(self, name: str, write: bool, params: dict[str, Any]) -> list[Row]:
@@ -140,7 +183,7 @@ class Store:
             records, _, _ = self._driver.execute_query(
                 cypher.load(name), params, database_=self._db, routing_=routing
             )
-        return [native(r.data()) for r in records]
+        return rows(records)
 
     def run_statements(self, name: str, **params: Any) -> None:
         """Run each statement of a named file in its own auto-commit transaction (schema

@@ -49,7 +49,9 @@ def test_schema_apply_and_status(env: None) -> None:
     runner = CliRunner()
     assert runner.invoke(app, ["schema", "apply"]).exit_code == 0
     r = runner.invoke(app, ["neo4j", "status"])
-    assert r.exit_code == 0 and '"running": "True"' in r.output
+    assert r.exit_code == 0
+    status = json.loads(r.output)
+    assert status["running"] is True and isinstance(status["pid"], int)
 
 
 def test_schema_apply_loads_no_model(env: None, memory: Memory) -> None:

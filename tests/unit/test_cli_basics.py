@@ -80,6 +80,26 @@ def test_commands_without_a_model_do_not_load_it(args: list[str]) -> None:
     assert loaded == []
 
 
+def test_neo4j_status_is_typed_json(tmp_path: Path) -> None:
+    """No server in this instance dir: exit 3, and the JSON says false and null, not strings."""
+    env = {"GRAPHMEM_NEO4J_INSTANCE_DIR": str(tmp_path / "none")}
+    code, out, err, _ = run_cli("neo4j", "status", env=env)
+    assert code == 3, err
+    status = json.loads(out)
+    assert status["running"] is False and status["pid"] is None and status["version"] is None
+    assert status["instance_dir"] == str(tmp_path / "none")
+
+
+def test_brackets_are_text_in_help_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    """Rich markup must not eat `[plot]` from an install hint, nor choke on `[/x]` in an error."""
+    r = CliRunner().invoke(app, ["bench", "locomo", "--help"], env={"COLUMNS": "200"})
+    assert "graphmem[plot]" in r.output and "graphmem[peer]" in r.output
+    from graphmem.cli import _fail
+
+    _fail(ValueError("pip install 'graphmem[plot]' [/x]"))
+    assert "pip install 'graphmem[plot]' [/x]" in capsys.readouterr().err
+
+
 def test_neo4j_down_is_one_line_without_traceback_or_model() -> None:
     env = {"GRAPHMEM_NEO4J_BOLT_PORT": str(_dead_port()), "GRAPHMEM_NEO4J_PASSWORD": "x"}
     code, out, err, loaded = run_cli("forget", "message", "m1", env=env)

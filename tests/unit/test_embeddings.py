@@ -60,6 +60,18 @@ def test_int8_onnx_is_close_and_keeps_the_ranking(
     assert int(np.argmax(got @ q_got)) == int(np.argmax(ref @ q_ref)) == 1
 
 
+@pytest.mark.parametrize(("backend", "quantize"),
+                         [("onnx", False), ("onnx", True), ("torch", True)])
+def test_a_query_gets_exactly_the_vector_embed_gives(
+    backend: str, quantize: bool, cache: Path
+) -> None:
+    model = SentenceTransformerEmbedder(PACKAGED_MODEL, quantize=quantize, backend=backend,
+                                        cache_dir=cache)
+    for text in [QUERY, *TEXTS]:  # one text: the short path, bit for bit
+        assert model.embed_query([text]) == model.embed([text])
+    assert model.embed_query(TEXTS) == model.embed(TEXTS)  # several: `embed` itself
+
+
 def test_int8_export_is_made_once_and_reused(cache: Path) -> None:
     folder, file_name = int8_onnx_model(PACKAGED_MODEL, cache)
     model_file = folder / file_name

@@ -141,3 +141,26 @@ def test_a_failing_search_variant_falls_back_to_the_over_fetching_query(
     assert ran == ["queries/vector_search.search", "queries/vector_search"]
     assert "answers instead" in caplog.text
     store.close()
+
+
+@pytest.mark.parametrize(("filters_in_index", "fetch"), [(False, 80), (True, 40)])
+def test_the_sentence_list_over_fetches_less_where_the_index_filters(
+        filters_in_index: bool, fetch: int) -> None:
+    """k=10, overfetch 8: 80 hits read on 5.x; 4 per message wanted (40) where the index
+    keeps only the owner's sentences."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from graphmem.store.tenant import FILTERED_OVERFETCH, Filters, TenantStore
+
+    asked: list[int] = []
+
+    def run(name: str, *, write: bool = False, **params: Any) -> list[dict[str, Any]]:
+        asked.append(params["fetch"])
+        return [{"fetched": params["fetch"],
+                 "hits": [{"id": f"m{i}", "score": 1 - i / 100} for i in range(10)]}]
+
+    fake = SimpleNamespace(run=run, vector_filters=filters_in_index)
+    store = TenantStore(cast(Any, fake), "t")
+    assert len(store.vector_search("o", [0.0], 10, 8, Filters())) == 10
+    assert asked == [fetch] and FILTERED_OVERFETCH == 4

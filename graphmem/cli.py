@@ -6,11 +6,11 @@ import json
 import os
 import secrets
 import shlex
-from collections.abc import Iterable
-from contextlib import nullcontext
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -23,6 +23,9 @@ from graphmem.config import Settings, hash_api_key
 from graphmem.errors import GraphMemError
 from graphmem.models import MessageIn, SearchRequest
 from graphmem.progress import bar, progress
+
+if TYPE_CHECKING:
+    from graphmem.tenant_memory import TenantMemory
 
 app = typer.Typer(help="graphmem: long-term memory for AI agents on Neo4j.", no_args_is_help=True)
 neo4j_app = typer.Typer(help="Run a local Neo4j 5.26 Community from Maven Central (no Docker).")
@@ -260,6 +263,22 @@ def new_key(tenant: Annotated[str, typer.Argument(callback=_tenant)]) -> None:
 
 
 # --- forget / audit (no embedding model needed) ---------------------------------------------
+@contextmanager
+def _tenant_memory(tenant: str) -> Iterator[TenantMemory]:
+    """One tenant's memory for a command that needs no schema step (the model loads only if the
+    command embeds); a GraphMemError ends the command with one line."""
+    from graphmem.service import Memory
+
+    try:
+        mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
+        try:
+            yield mem.for_tenant(tenant)
+        finally:
+            mem.close()
+    except GraphMemError as exc:
+        raise _fail(exc) from exc
+
+
 class ForgetKind(StrEnum):
     message = "message"
     trace = "trace"
@@ -274,19 +293,10 @@ def forget_one(
 ) -> None:
     """Forget one message, trace or fact, and what rests only on it; prints the report (JSON).
     One transaction, audited (`graphmem audit deletions`)."""
-    from graphmem.service import Memory
-
-    try:
-        mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
-        try:
-            tm = mem.for_tenant(tenant)
-            forgets = {"message": tm.messages.forget, "trace": tm.traces.forget,
-                       "fact": tm.facts.forget}
-            report = forgets[kind.value](id_)
-        finally:
-            mem.close()
-    except GraphMemError as exc:
-        raise _fail(exc) from exc
+    with _tenant_memory(tenant) as tm:
+        forgets = {"message": tm.messages.forget, "trace": tm.traces.forget,
+                   "fact": tm.facts.forget}
+        report = forgets[kind.value](id_)
     if report.already_forgotten:
         console.print(f"{kind.value} {id_!r} was already forgotten "
                       f"({report.forgotten_at.isoformat()})", highlight=False)
@@ -310,17 +320,9 @@ def retry_extraction(
     changing the LLM or its prompt): enqueues one formation job per session; a worker
     (`graphmem worker`, or `serve --worker`) runs them. Prints the episodes and jobs (JSON)."""
     from graphmem.models import ExtractionRetryIn
-    from graphmem.service import Memory
 
-    try:
-        mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
-        try:
-            done = mem.for_tenant(tenant).jobs.retry_extraction(
-                ExtractionRetryIn(status=status.value, owner=owner))
-        finally:
-            mem.close()
-    except GraphMemError as exc:
-        raise _fail(exc) from exc
+    with _tenant_memory(tenant) as tm:
+        done = tm.jobs.retry_extraction(ExtractionRetryIn(status=status.value, owner=owner))
     typer.echo(done.model_dump_json(indent=2))
 
 
@@ -344,16 +346,8 @@ def audit_query(
         if not sep:
             raise typer.BadParameter(f"NAME=VALUE, not {item!r}", param_hint="--param")
         raw[key] = value
-    from graphmem.service import Memory
-
-    try:
-        mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
-        try:
-            rows = mem.for_tenant(tenant).audit.run(name, raw).rows
-        finally:
-            mem.close()
-    except GraphMemError as exc:
-        raise _fail(exc) from exc
+    with _tenant_memory(tenant) as tm:
+        rows = tm.audit.run(name, raw).rows
     for row in rows:
         typer.echo(json.dumps(row, default=str))
 

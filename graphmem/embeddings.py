@@ -64,34 +64,42 @@ def query_vectors(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]
     return embedder.embed(texts)
 
 
-class QueryMemo:
+class WrappedEmbedder:
+    """An embedder in front of another: the inner one's name and dimensions, and its `embed`;
+    a subclass changes what it is there for (`QueryMemo`; the benchmarks' caches)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dimensions(self) -> int:
+        return self._inner.dimensions
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._inner.embed(texts)
+
+
+class QueryMemo(WrappedEmbedder):
     """An embedder that embeds each distinct search query once, for the length of one request
     (a search reads the query's vector for messages, observations and every iterative round; a
     context request runs a search per unit). Documents pass straight through."""
 
     def __init__(self, embedder: Embedder) -> None:
-        self._embedder = embedder
+        super().__init__(embedder)
         self._vectors: dict[str, list[float]] = {}
 
     @classmethod
     def of(cls, embedder: Embedder) -> QueryMemo:
         return embedder if isinstance(embedder, QueryMemo) else cls(embedder)
 
-    @property
-    def name(self) -> str:
-        return self._embedder.name
-
-    @property
-    def dimensions(self) -> int:
-        return self._embedder.dimensions
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return self._embedder.embed(texts)
-
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
         for text in texts:  # one at a time, as a search embeds its query (int8 vectors depend
             if text not in self._vectors:  # a little on their batch-mates)
-                self._vectors[text] = query_vectors(self._embedder, [text])[0]
+                self._vectors[text] = query_vectors(self._inner, [text])[0]
         return [self._vectors[t] for t in texts]
 
 

@@ -35,7 +35,13 @@ from graphmem.bench.locomo import BATCH, probes_of
 from graphmem.bench.units import Probe, evidence_recall
 from graphmem.config import Settings
 from graphmem.datasets import locomo
-from graphmem.embeddings import Embedder, embedder_for, query_vectors, token_counts
+from graphmem.embeddings import (
+    Embedder,
+    WrappedEmbedder,
+    embedder_for,
+    query_vectors,
+    token_counts,
+)
 from graphmem.ingest import Ingestor
 from graphmem.models import MessageIn, Method, SearchRequest
 from graphmem.service import Memory
@@ -53,38 +59,30 @@ def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-class SharedVectors:
+class SharedVectors(WrappedEmbedder):
     """An embedder that embeds each distinct text once (both servers get the same vectors).
     With ``copy`` set, it moves each vector a little, deterministically per text and copy."""
 
     def __init__(self, embedder: Embedder, memo: dict[str, list[float]] | None = None) -> None:
-        self._embedder = embedder
+        super().__init__(embedder)
         self._memo = memo if memo is not None else {}
         self.copy: int | None = None
 
-    @property
-    def name(self) -> str:
-        return self._embedder.name
-
-    @property
-    def dimensions(self) -> int:
-        return self._embedder.dimensions
-
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        return token_counts(self._embedder, texts)
+        return token_counts(self._inner, texts)
 
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
-        return query_vectors(self._embedder, texts)
+        return query_vectors(self._inner, texts)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
         if missing:
-            self._memo.update(zip(missing, self._embedder.embed(missing), strict=True))
+            self._memo.update(zip(missing, self._inner.embed(missing), strict=True))
         return [self._moved(t) for t in texts]
 
     def twin(self) -> SharedVectors:
         """Another view on the same memo (its own ``copy``)."""
-        return SharedVectors(self._embedder, self._memo)
+        return SharedVectors(self._inner, self._memo)
 
     def _moved(self, text: str) -> list[float]:
         vector = self._memo[text]

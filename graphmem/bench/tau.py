@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.config import Settings
-from graphmem.embeddings import Embedder
+from graphmem.embeddings import Embedder, WrappedEmbedder
 from graphmem.procedural.clustering import adjusted_rand_index
 from graphmem.procedural.models import SkillSearch, TraceIn
 from graphmem.procedural.steps import writes
@@ -43,21 +43,13 @@ def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-class CachedEmbedder:
+class CachedEmbedder(WrappedEmbedder):
     """The same texts embed once across the leave-one-task-out folds (vectors are identical)."""
 
     def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._cache: dict[str, list[float]] = {}
         self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def dimensions(self) -> int:
-        return self._inner.dimensions
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         with self._lock:

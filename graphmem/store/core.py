@@ -83,13 +83,7 @@ def _translated() -> Iterator[None]:
 
 def native(value: Any) -> Any:
     """neo4j.time values to Python datetimes (UTC); everything else unchanged."""
-    if isinstance(value, neo4j.time.DateTime):
-        return value.to_native().astimezone(UTC)
-    if isinstance(value, dict):
-        return {k: native(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [native(v) for v in value]
-    return value
+    return _converted(value, strict=False)
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
@@ -99,17 +93,21 @@ class _NotPlain(Exception):
     """A value `rows` leaves to `Record.data` (a node, a relationship, a point, ...)."""
 
 
-def _plain(value: Any) -> Any:
+def _converted(value: Any, strict: bool) -> Any:
+    """`native`'s conversion; ``strict``: raise `_NotPlain` at a value that is neither plain,
+    a list, a map nor a date-time (the caller then converts the record through `Record.data`)."""
     kind = type(value)
     if kind in _PLAIN:
         return value
     if kind is list:
-        return [_plain(v) for v in value]
+        return [_converted(v, strict) for v in value]
     if kind is dict:
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _converted(v, strict) for k, v in value.items()}
     if kind is neo4j.time.DateTime:
         return value.to_native().astimezone(UTC)
-    raise _NotPlain
+    if strict:
+        raise _NotPlain
+    return value
 
 
 def rows(records: list[neo4j.Record]) -> list[Row]:
@@ -119,7 +117,7 @@ def rows(records: list[neo4j.Record]) -> list[Row]:
     out: list[Row] = []
     for r in records:
         try:
-            out.append({k: _plain(v) for k, v in zip(r.keys(), r, strict=True)})
+            out.append({k: _converted(v, True) for k, v in zip(r.keys(), r, strict=True)})
         except _NotPlain:
             out.append(native(r.data()))
     return out
@@ -209,10 +207,11 @@ class Store:
         embedding model, and wait until every index is ONLINE."""
         if (built := self.embedding_meta()) is not None:
             _check_model(built, model, dimensions)
-        scope.migrate(self)  # fulltext indexes built before the scope: backfill, drop
+        existing = self.run("queries/index_states")
+        scope.migrate(self, existing)  # fulltext indexes built before the scope: backfill, drop
         for name in cypher.names("schema"):
             self.run_statements(name, dimensions=dimensions)
-        self._apply_vector_schema(dimensions)
+        self._apply_vector_schema(dimensions, existing)
         meta = self.run(
             "queries/schema_meta", write=True, model=model, dimensions=dimensions,
             now=datetime.now(UTC),
@@ -229,15 +228,16 @@ class Store:
                 )
         self.await_online(timeout_s)
 
-    def _apply_vector_schema(self, dimensions: int) -> None:
+    def _apply_vector_schema(self, dimensions: int, existing: list[Row]) -> None:
         """The vector indexes of the server's line. From 2026.01 on, an index of ours that lacks
         the properties ``schema/vector/filtered`` declares (built on Neo4j 5, or by an older
-        graphmem) is dropped first, so it is built again with them."""
+        graphmem) is dropped first, so it is built again with them. ``existing``: the index
+        states read before the schema step (the schema files create no vector index)."""
         if not self.vector_filters:
             self.run_statements("schema/vector/plain", dimensions=dimensions)
             return
         wanted = declared_properties(cypher.load("schema/vector/filtered"))
-        for idx in self.run("queries/index_states"):
+        for idx in existing:
             if idx["name"] in wanted and set(idx["properties"] or ()) != wanted[idx["name"]]:
                 self.run_statements("queries/drop_vector_index", index=idx["name"])
         self.run_statements("schema/vector/filtered", dimensions=dimensions)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Store
+    from graphmem.store.core import Row, Store
 
 FULLTEXT_INDEXES = ("message_fulltext", "fact_fulltext", "episode_fulltext", "window_fulltext",
                     "case_fulltext", "skill_fulltext")
@@ -34,17 +34,19 @@ def scopes(tenant: str, owners: Iterable[str]) -> dict[str, str]:
     return {o: scope_token(tenant, o) for o in set(owners)}
 
 
-def stale(store: Store) -> list[str]:
-    """Our fulltext indexes that do not index ``scope`` yet (a database built before it)."""
-    return [i["name"] for i in store.run("queries/index_states")
+def stale(indexes: Iterable[Row]) -> list[str]:
+    """Our fulltext indexes among ``indexes`` (rows of ``queries/index_states``) that do not
+    index ``scope`` yet (a database built before it)."""
+    return [i["name"] for i in indexes
             if i["name"] in FULLTEXT_INDEXES and "scope" not in (i["properties"] or [])]
 
 
-def migrate(store: Store, batch: int = BACKFILL_BATCH) -> list[str]:
-    """Bring a database built before the scope up to date; returns the indexes dropped (the
-    schema files then create them with ``scope``). Nothing happens on an up-to-date database.
-    Safe to interrupt and run again: the old indexes go only after the backfill is done."""
-    old = stale(store)
+def migrate(store: Store, indexes: Iterable[Row], batch: int = BACKFILL_BATCH) -> list[str]:
+    """Bring a database built before the scope up to date (``indexes``: its index states);
+    returns the indexes dropped (the schema files then create them with ``scope``). Nothing
+    happens on an up-to-date database. Safe to interrupt and run again: the old indexes go only
+    after the backfill is done."""
+    old = stale(indexes)
     if not old:
         return []
     pairs = store.run("queries/scope/pending_owners")

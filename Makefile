@@ -1,4 +1,4 @@
-# graphmem: two commands on a fresh machine (Python 3.11+, Java 17, Maven; no Docker needed)
+# graphmem: two commands on a fresh machine (Python 3.11+, Java 17+, Maven; no Docker needed)
 #   make run    set everything up, start Neo4j, load the demo memory, serve the API (with a
 #               worker in the API process that forms episodes: `graphmem demo --no-worker` not)
 #   make test   set everything up and run the whole test suite (unit + integration on a real Neo4j)
@@ -11,7 +11,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test unit integration integration-2026 lint bench neo4j-start neo4j-stop \
+.PHONY: setup run test unit integration integration-2026 integration-5.26 lint bench neo4j-start neo4j-stop \
 	llm-start llm-stop test-llm clean
 
 setup: $(STAMP)
@@ -40,14 +40,19 @@ unit: setup
 integration: setup
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q tests/integration
 
-# The storage, retrieval and tenant-isolation tests (every vector index) on the other Neo4j line:
-# 2026.x, whose vector search filters inside the index (needs Java 21+, found by itself).
+# The storage, retrieval and tenant-isolation tests (every vector index) on one Neo4j line:
+# `make test` runs the default (2026.x when a Java 21+ is found, else 5.26); these run either.
 NEO4J_2026 ?= 2026.08.1
-INTEGRATION_2026 := schema messages search windows episode_search facts procedural access \
+NEO4J_5 ?= 5.26.30
+LINE_TESTS := schema messages search windows episode_search facts procedural access \
 	fulltext_scope vector_filters
 integration-2026: setup
 	GRAPHMEM_TEST_NEO4J_VERSION=$(NEO4J_2026) HF_HUB_OFFLINE=1 $(BIN)/pytest -q \
-		$(INTEGRATION_2026:%=tests/integration/test_%.py)
+		$(LINE_TESTS:%=tests/integration/test_%.py)
+
+integration-5.26: setup
+	GRAPHMEM_TEST_NEO4J_VERSION=$(NEO4J_5) HF_HUB_OFFLINE=1 $(BIN)/pytest -q \
+		$(LINE_TESTS:%=tests/integration/test_%.py)
 
 lint: setup
 	$(BIN)/ruff check graphmem api tests scripts

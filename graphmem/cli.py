@@ -747,8 +747,8 @@ def bench_llm(
     conversation: Annotated[str | None, typer.Option(help="sample_id (default: the first)")] = None,
     sessions: Annotated[int, typer.Option(help="Sessions formed by the LLM")] = 2,
     questions: Annotated[int, typer.Option(help="Questions answered by the reader")] = 30,
-    decider_questions: Annotated[int, typer.Option(help="Of those, searched with the "
-                                                   "iterative method's two deciders")] = 10,
+    decider_questions: Annotated[int, typer.Option(help="Questions searched with the iterative "
+                                                   "method's two deciders (the same order)")] = 10,
 ) -> None:
     """The LLM path on one LoCoMo conversation against the local model (started and stopped
     here unless GRAPHMEM_LLM_* name an endpoint): extraction vs gold observations, narratives

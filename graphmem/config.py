@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from graphmem.llm.client import LLMSettings
 
 NEO4J_VERSION = "5.26.30"  # newest 5.26 LTS patch Maven Central resolved on 2026-11-30
+NEO4J_VERSION_2026 = "2026.08.1"  # the current line (needs Java 21+), resolved the same day
 NEO4J_BROWSER_VERSION = "5.24.0"  # newest org.neo4j.client:neo4j-browser on Maven Central
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 # Types whose values accumulate; every other type is single-valued (a new value replaces the old).
@@ -56,7 +57,12 @@ class Settings(BaseSettings):
     neo4j_auth: bool = True
 
     # --- Local Neo4j server (graphmem neo4j start|stop|status) -------------------------------
-    neo4j_version: str = NEO4J_VERSION
+    neo4j_version: str = Field(
+        default="auto",
+        description="The local server's Neo4j version. auto: the version the instance dir was "
+        f"first started with (pinned there), else {NEO4J_VERSION_2026} when a Java 21+ is found, "
+        f"else {NEO4J_VERSION}. An initialised instance refuses any other version",
+    )
     neo4j_browser_version: str = NEO4J_BROWSER_VERSION
     neo4j_dist_dir: Path = Field(
         default_factory=lambda: cache_root() / "neo4j-dist",

@@ -236,7 +236,8 @@ def int8_onnx_model(model: str, cache_dir: Path) -> tuple[Path, str]:
     from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
 
     arch = quant_arch()
-    file_name = f"onnx/model_qint8_{arch}.onnx"
+    # Optimum quantises weights as signed int8, but as unsigned on AVX2 (no VNNI): quint8.
+    file_name = f"onnx/model_{'quint8' if arch == 'avx2' else 'qint8'}_{arch}.onnx"
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_")
     folder = cache_dir / f"{safe}-int8-{arch}"
     if (folder / file_name).is_file():

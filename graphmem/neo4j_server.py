@@ -2,6 +2,9 @@
 
 `install` caches the jars per version in ``neo4j_dist_dir``; `configure` writes the instance's
 ``conf/neo4j.conf``; `start` / `stop` / `status` / `wipe` manage one server per instance dir.
+`version` says which Neo4j an instance runs: the one pinned in its dir at its first start (a
+store written by one line cannot be opened by an older one), else the newest line a Java here
+runs.
 The jars stay in the dist dir: the launcher is run with ``-cp <dist>/lib/*`` and
 ``-Dbasedir=<instance>``, and its ``--dry-run`` output keeps that classpath, so the instance
 needs no ``lib/``.
@@ -25,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from graphmem import processes
-from graphmem.config import Settings
+from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
 
 PID_FILE = "graphmem-neo4j.pid"
+VERSION_FILE = "graphmem-neo4j.version"
 MARKER = ".complete"
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"  # 5.x
 ENTRY_POINTS = (ENTRY_POINT, "org.neo4j.server.Neo4jCommunity")  # and 2025.x or later
@@ -86,7 +90,43 @@ def instance_dir(settings: Settings) -> Path:
 
 
 def lib_dir(settings: Settings) -> Path:
-    return settings.neo4j_dist_dir.expanduser().resolve() / settings.neo4j_version / "lib"
+    return settings.neo4j_dist_dir.expanduser().resolve() / version(settings) / "lib"
+
+
+def pinned_version(settings: Settings) -> str | None:
+    """The version the instance dir was started with; for a store initialised before versions
+    were pinned, the 5.26 line (the only default until then)."""
+    try:
+        return (instance_dir(settings) / VERSION_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return NEO4J_VERSION if _is_initialised(settings) else None
+
+
+def version(settings: Settings) -> str:
+    """The Neo4j version this instance runs: the setting when it names one (checked against
+    the pin of an initialised store), else the pinned one, else 2026 if a Java 21+ is found
+    (under ``neo4j_java_home`` when set), else 5.26."""
+    pinned = pinned_version(settings)
+    if settings.neo4j_version != "auto":
+        if pinned is not None and pinned != settings.neo4j_version and _is_initialised(settings):
+            raise Neo4jServerError(
+                f"the store in {instance_dir(settings)} was written by Neo4j {pinned}, not "
+                f"{settings.neo4j_version}: leave GRAPHMEM_NEO4J_VERSION unset (or {pinned}), "
+                "give the other version its own GRAPHMEM_NEO4J_INSTANCE_DIR, or move the data "
+                "with neo4j-admin database dump/load"
+            )
+        return settings.neo4j_version
+    if pinned is not None:
+        return pinned
+    newest = _java_for(NEO4J_VERSION_2026, settings.neo4j_java_home)
+    return NEO4J_VERSION_2026 if newest is not None else NEO4J_VERSION
+
+
+def _pin(settings: Settings) -> None:
+    """Record the version the instance runs, before its store is first written."""
+    chosen, path = version(settings), instance_dir(settings) / VERSION_FILE
+    if not path.exists() or path.read_text(encoding="utf-8").strip() != chosen:
+        path.write_text(chosen + "\n", encoding="utf-8")
 
 
 def _pid_file(settings: Settings) -> Path:
@@ -121,25 +161,17 @@ def java_release(java: str) -> int | None:
     return int(found.group(2) or 0) if major == 1 else major  # "1.8" is Java 8
 
 
-def find_java(settings: Settings) -> str:
-    """The ``java`` that runs this Neo4j version: ``neo4j_java_home`` if set (checked), else the
-    first fit among JAVA_HOME, ``java`` on PATH and the JDKs under /usr/lib/jvm (newest first)."""
-    low, high = java_range(settings.neo4j_version)
-    wanted = f"Java {low} or later" if high is None else f"Java {low} to {high}"
+def _java_for(neo4j_version: str, java_home: Path | None) -> str | None:
+    """The first ``java`` this Neo4j version runs on: under ``java_home`` if given, else among
+    JAVA_HOME, ``java`` on PATH and the JDKs under /usr/lib/jvm (newest first); None if none."""
+    low, high = java_range(neo4j_version)
 
     def fits(release: int | None) -> bool:
         return release is not None and release >= low and (high is None or release <= high)
 
-    if settings.neo4j_java_home is not None:
-        java = settings.neo4j_java_home.expanduser() / "bin" / "java"
-        release = java_release(str(java))
-        if not fits(release):
-            found = "no runnable bin/java" if release is None else f"Java {release}"
-            raise Neo4jServerError(
-                f"GRAPHMEM_NEO4J_JAVA_HOME={settings.neo4j_java_home} has {found}; Neo4j "
-                f"{settings.neo4j_version} needs {wanted}"
-            )
-        return str(java)
+    if java_home is not None:
+        java = str(java_home.expanduser() / "bin" / "java")
+        return java if fits(java_release(java)) else None
     candidates: list[str] = []
     if os.environ.get("JAVA_HOME"):
         candidates.append(str(Path(os.environ["JAVA_HOME"]) / "bin" / "java"))
@@ -147,18 +179,35 @@ def find_java(settings: Settings) -> str:
         candidates.append(on_path)
     jdks = [str(p) for p in _JVM_ROOT.glob("*/bin/java")] if _JVM_ROOT.is_dir() else []
     candidates += sorted(jdks, key=lambda j: java_release(j) or 0, reverse=True)
-    for found in candidates:
-        if fits(java_release(found)):
-            return found
+    return next((found for found in candidates if fits(java_release(found))), None)
+
+
+def find_java(settings: Settings) -> str:
+    """The ``java`` that runs this instance's Neo4j version: ``neo4j_java_home`` if set
+    (checked), else the first fit among JAVA_HOME, ``java`` on PATH and the JDKs under
+    /usr/lib/jvm (newest first)."""
+    wanted_version = version(settings)
+    low, high = java_range(wanted_version)
+    wanted = f"Java {low} or later" if high is None else f"Java {low} to {high}"
+    java = _java_for(wanted_version, settings.neo4j_java_home)
+    if java is not None:
+        return java
+    if settings.neo4j_java_home is not None:
+        release = java_release(str(settings.neo4j_java_home.expanduser() / "bin" / "java"))
+        found = "no runnable bin/java" if release is None else f"Java {release}"
+        raise Neo4jServerError(
+            f"GRAPHMEM_NEO4J_JAVA_HOME={settings.neo4j_java_home} has {found}; Neo4j "
+            f"{wanted_version} needs {wanted}"
+        )
     raise Neo4jServerError(
-        f"Neo4j {settings.neo4j_version} needs {wanted}, and none was found (JAVA_HOME, `java` "
+        f"Neo4j {wanted_version} needs {wanted}, and none was found (JAVA_HOME, `java` "
         f"on PATH, {_JVM_ROOT}/*): install one (e.g. `apt-get install openjdk-{low}-jre-headless`)"
         " or set GRAPHMEM_NEO4J_JAVA_HOME to its folder"
     )
 
 
 def render_pom(settings: Settings) -> str:
-    return _POM.format(version=settings.neo4j_version, browser=settings.neo4j_browser_version)
+    return _POM.format(version=version(settings), browser=settings.neo4j_browser_version)
 
 
 def install(settings: Settings) -> Path:
@@ -187,7 +236,7 @@ def install(settings: Settings) -> Path:
     if done.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         output = "\n".join((done.stdout + done.stderr).splitlines()[-40:])
-        raise Neo4jServerError(f"mvn could not fetch Neo4j {settings.neo4j_version}:\n{output}")
+        raise Neo4jServerError(f"mvn could not fetch Neo4j {version(settings)}:\n{output}")
     (tmp / MARKER).touch()
     if lib.exists() and not (lib / MARKER).exists():
         shutil.rmtree(lib)  # left over from an older, interrupted layout
@@ -394,6 +443,7 @@ def start(settings: Settings, post_connect_cmd: str | None = None) -> ServerStat
 
 
 def _start_locked(settings: Settings, post_connect_cmd: str | None) -> ServerStatus:
+    version(settings)  # another version than the store's fails here, running or not
     pid = _our_pid(settings)
     if pid is not None:  # already ours: running, or still starting
         return _wait_ready(settings, pid)
@@ -401,6 +451,7 @@ def _start_locked(settings: Settings, post_connect_cmd: str | None) -> ServerSta
     _check_ports_free(settings)
     install(settings)
     configure(settings, post_connect_cmd)
+    _pin(settings)
     ensure_password(settings)
     argv = server_command(settings)
     home = instance_dir(settings)

@@ -19,7 +19,8 @@ episodes and turn windows: what recall needs). Then:
   conversation: normalised exact match and token F1 >= 0.5 against the short gold answer,
   the gold evidence among the context's messages and among the cited sources.
 - decider: evidence recall @10 of method ``iterative`` with the LLM decider and with the offline
-  one, on the first ``decider_questions`` of the same questions.
+  one, on the first ``decider_questions`` questions (the same order; more or fewer than the
+  answered ones: a decider call costs about half an answer's).
 - cost: tokens per operation (`Memory.llm_usage`) and wall time per stage.
 
 Everything it wrote is deleted at the end (the tenant's usage rows stay, they are small).
@@ -257,12 +258,46 @@ def score_narratives(mem: Memory, tenant: str, who: str, conv_id: str, item: dic
 # --- decider --------------------------------------------------------------------------------
 
 def decider_recall(mem: Memory, tenant: str, who: str, qs: Sequence[Question],
-                   budget: int = 10) -> float:
-    total = 0.0
-    for q in qs:
-        req = SearchRequest(query=q.query, owner=who, method="iterative", max_messages=budget)
-        total += evidence_recall(q.gold, [h.id for h in mem.for_tenant(tenant).search(req).hits])
-    return total / max(len(qs), 1)
+                   budget: int = 10) -> list[dict[str, Any]]:
+    """Per question: evidence recall @budget of method iterative, its rounds and why it
+    stopped (from the trace)."""
+    rows: list[dict[str, Any]] = []
+    for n, q in enumerate(qs, 1):
+        req = SearchRequest(query=q.query, owner=who, method="iterative", max_messages=budget,
+                            trace=True)
+        res = mem.for_tenant(tenant).search(req)
+        trace = res.trace
+        rows.append({"category": q.category,
+                     "recall": evidence_recall(q.gold, [h.id for h in res.hits]),
+                     "rounds": len(trace.rounds) if trace else 0,
+                     "decider_calls": trace.decider_calls if trace else 0,
+                     "stop": trace.stop if trace else ""})
+        if n % 10 == 0 or n == len(qs):
+            _log(f"  decider {n}/{len(qs)}")
+    return rows
+
+
+def compare_deciders(offline: list[dict[str, Any]], llm: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean recall of each, per category, and question by question: how often the LLM decider
+    found more or less of the evidence."""
+    def mean(rows: Sequence[dict[str, Any]]) -> float:
+        return round(float(sum(r["recall"] for r in rows)) / max(len(rows), 1), 4)
+
+    categories = sorted({r["category"] for r in offline})
+    return {
+        "questions": len(offline),
+        "offline_recall_at_10": mean(offline), "llm_recall_at_10": mean(llm),
+        "by_category": {str(c): {"n": sum(r["category"] == c for r in offline),
+                                 "offline": mean([r for r in offline if r["category"] == c]),
+                                 "llm": mean([r for r in llm if r["category"] == c])}
+                        for c in categories},
+        "llm_better": sum(b["recall"] > a["recall"] for a, b in zip(offline, llm, strict=True)),
+        "llm_worse": sum(b["recall"] < a["recall"] for a, b in zip(offline, llm, strict=True)),
+        "second_round": {"offline": sum(r["rounds"] > 1 for r in offline),
+                         "llm": sum(r["rounds"] > 1 for r in llm)},
+        "stops": {"offline": dict(Counter(r["stop"] for r in offline)),
+                  "llm": dict(Counter(r["stop"] for r in llm))},
+        "rows": {"offline": offline, "llm": llm}}
 
 
 def form(mem: Memory, tenant: str, who: str, session_ids: Sequence[str]) -> int:
@@ -325,16 +360,15 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
             "llm": score_narratives(mem, tenant, who, conv_id, item, llm_sessions),
             "extractive": score_narratives(plain, base_tenant, who, conv_id, item,
                                            llm_sessions)}
-        qs = questions_of(conv, questions)
+        qs = questions_of(conv, max(questions, decider_questions))
         as_of = max(m.timestamp for m in conv.messages) + timedelta(days=1)
         out["answers"] = _timed(seconds, "answers",
-                                lambda: score_answers(mem, tenant, who, qs, as_of))
+                                lambda: score_answers(mem, tenant, who, qs[:questions], as_of))
         dq = qs[:decider_questions]
-        out["decider"] = {"questions": len(dq), "budget": 10}
-        out["decider"]["offline_recall_at_10"] = _timed(
-            seconds, "decider_offline", lambda: decider_recall(plain, tenant, who, dq))
-        out["decider"]["llm_recall_at_10"] = _timed(
-            seconds, "decider_llm", lambda: decider_recall(mem, tenant, who, dq))
+        offline = _timed(seconds, "decider_offline",
+                         lambda: decider_recall(plain, tenant, who, dq))
+        llm_rows = _timed(seconds, "decider_llm", lambda: decider_recall(mem, tenant, who, dq))
+        out["decider"] = {"budget": 10, **compare_deciders(offline, llm_rows)}
         report = mem.for_tenant(tenant).usage()
         out["cost"] = {op: {"calls": t.calls, "failures": t.failures,
                             "prompt_tokens": t.prompt_tokens,
@@ -355,6 +389,8 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
     out["finished_at"] = datetime.now(UTC).isoformat()
     if json_out is not None:
         json_out.write_text(json.dumps(out, indent=2, default=str), encoding="utf-8")
-    _log(json.dumps({k: v for k, v in out.items() if k != "answers"}, indent=2, default=str))
+    _log(json.dumps({k: v for k, v in out.items() if k not in ("answers", "decider")}, indent=2,
+                    default=str))
+    _log(json.dumps({k: v for k, v in out.get("decider", {}).items() if k != "rows"}, indent=2))
     _log(json.dumps({k: v for k, v in out.get("answers", {}).items() if k != "rows"}, indent=2))
     return out

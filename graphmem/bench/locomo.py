@@ -479,7 +479,7 @@ def main(
         "settings": {"preset": settings.retrieval_preset, **dataclasses.asdict(rs),
                      "embedding_model": mem.embedder.name,
                      "embedding_dimensions": mem.embedder.dimensions,
-                     "neo4j_version": settings.neo4j_version, "ingest_batch": BATCH,
+                     "neo4j_version": mem.store.server_version, "ingest_batch": BATCH,
                      "torch_threads": _torch_threads(), "cpus": os.cpu_count()},
         "tenant": tenant, "conversations": len(convs), "questions": len(probes),
         "questions_by_category": {

@@ -226,7 +226,7 @@ def main(
         "data": str(data.resolve()), "sizes": sizes, "questions": len(probes),
         "batch": batch, "budget": BUDGET, "methods": list(METHODS),
         "settings": {"embedding_model": mem.embedder.name,
-                     "neo4j_version": settings.neo4j_version,
+                     "neo4j_version": mem.store.server_version,
                      "formation_jobs": settings.formation_jobs},
         "neo4j_memory": neo4j_memory(mem), "checkpoints": [],
     }

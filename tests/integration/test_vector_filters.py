@@ -1,8 +1,8 @@
 """Vector recall on either Neo4j line: on 2026.01+ tenant and owner are filtered inside the index
 (Cypher 25 SEARCH over indexes WITH filter properties), on 5.x after it (over-fetch, exact scan
 when that runs dry). Either way: only the caller's tenant and owner, session and time filters
-applied, and on a small set the same hits as the exact scan. Run against 2026 with
-GRAPHMEM_TEST_NEO4J_VERSION=2026.08.1 (`make integration-2026`)."""
+applied, and on a small set the same hits as the exact scan. Runs on the default line
+(2026 when a Java 21+ is found), or on either with `make integration-2026|integration-5.26`."""
 
 from __future__ import annotations
 

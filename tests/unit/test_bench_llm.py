@@ -1,10 +1,11 @@
-"""The answer judge of `graphmem bench llm`: SQuAD-style token F1, and dates compared as days."""
+"""The answer judge of `graphmem bench llm` (SQuAD-style token F1, dates compared as days) and
+its side-by-side of the two deciders."""
 
 from datetime import date
 
 import pytest
 
-from graphmem.bench.llm import one_date, same_date, token_f1
+from graphmem.bench.llm import compare_deciders, one_date, same_date, token_f1
 
 
 @pytest.mark.parametrize(("prediction", "gold"), [
@@ -30,3 +31,19 @@ def test_token_f1() -> None:
     assert token_f1("painting, pottery", "pottery, camping, painting, swimming") == pytest.approx(
         2 / 3)
     assert token_f1("The beach", "beach") == 1.0 and token_f1("x", "") == 0.0
+
+
+def test_compare_deciders_pairs_questions() -> None:
+    def row(category: int, recall: float, rounds: int, stop: str) -> dict[str, object]:
+        return {"category": category, "recall": recall, "rounds": rounds, "decider_calls": rounds,
+                "stop": stop}
+
+    offline = [row(1, 0.5, 1, "sufficient"), row(2, 1.0, 2, "rounds"), row(2, 0.0, 1, "sufficient")]
+    llm = [row(1, 1.0, 2, "sufficient"), row(2, 1.0, 1, "sufficient"), row(2, 0.0, 3, "rounds")]
+    out = compare_deciders(offline, llm)
+    assert out["questions"] == 3
+    assert out["offline_recall_at_10"] == 0.5 and out["llm_recall_at_10"] == 0.6667
+    assert out["by_category"]["2"] == {"n": 2, "offline": 0.5, "llm": 0.5}
+    assert (out["llm_better"], out["llm_worse"]) == (1, 0)
+    assert out["second_round"] == {"offline": 1, "llm": 2}
+    assert out["stops"]["llm"] == {"sufficient": 2, "rounds": 1}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphmem import cypher, neo4j_server
-from graphmem.config import Settings
+from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
 from graphmem.store.core import (
     VECTOR_INDEXES,
     declared_properties,
@@ -37,6 +37,7 @@ def jvms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(neo4j_server, "_JVM_ROOT", root)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("GRAPHMEM_NEO4J_INSTANCE_DIR", str(tmp_path / "instance"))
     neo4j_server.java_release.cache_clear()
     return root
 
@@ -71,6 +72,40 @@ def test_no_fitting_java_names_the_setting(jvms: Path, monkeypatch: pytest.Monke
     with pytest.raises(neo4j_server.Neo4jServerError,
                        match=r"needs Java 21 or later.*GRAPHMEM_NEO4J_JAVA_HOME"):
         neo4j_server.find_java(Settings(neo4j_version="2026.08.1"))
+
+
+def test_a_new_instance_runs_the_newest_line_a_java_here_runs(
+        jvms: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert neo4j_server.version(Settings()) == NEO4J_VERSION_2026
+    assert neo4j_server.version(Settings(neo4j_java_home=jvms / "java-17")) == NEO4J_VERSION
+    monkeypatch.setattr(neo4j_server, "_JVM_ROOT", jvms / "java-17")  # Java 17 only
+    assert neo4j_server.version(Settings()) == NEO4J_VERSION
+
+
+def test_an_instance_keeps_the_version_it_was_started_with(jvms: Path) -> None:
+    settings = Settings()
+    home = neo4j_server.instance_dir(settings)
+    home.mkdir()
+    neo4j_server._pin(settings.model_copy(update={"neo4j_version": NEO4J_VERSION}))
+    assert (home / neo4j_server.VERSION_FILE).read_text(encoding="utf-8") == NEO4J_VERSION + "\n"
+    assert neo4j_server.version(settings) == NEO4J_VERSION  # though a Java 25 is here
+    assert neo4j_server.find_java(settings) == str(jvms / "java-17" / "bin" / "java")
+    # Not initialised yet (its first start failed early): another version may still take it.
+    assert neo4j_server.version(Settings(neo4j_version=NEO4J_VERSION_2026)) == NEO4J_VERSION_2026
+    (home / "data" / "databases" / "system").mkdir(parents=True)
+    with pytest.raises(neo4j_server.Neo4jServerError,
+                       match=rf"written by Neo4j {NEO4J_VERSION}, not {NEO4J_VERSION_2026}"):
+        neo4j_server.version(Settings(neo4j_version=NEO4J_VERSION_2026))
+    assert neo4j_server.version(Settings(neo4j_version=NEO4J_VERSION)) == NEO4J_VERSION
+
+
+def test_a_store_from_before_pinning_is_the_5_26_line(jvms: Path) -> None:
+    settings = Settings()
+    (neo4j_server.instance_dir(settings) / "data" / "databases" / "system").mkdir(parents=True)
+    assert neo4j_server.pinned_version(settings) == NEO4J_VERSION
+    assert neo4j_server.version(settings) == NEO4J_VERSION
+    neo4j_server._pin(settings)
+    assert neo4j_server.pinned_version(settings) == NEO4J_VERSION
 
 
 def test_the_2026_launcher_entry_point_is_understood() -> None:

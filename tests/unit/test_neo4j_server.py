@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from graphmem import neo4j_server as ns
-from graphmem.config import Settings
+from graphmem.config import NEO4J_VERSION, Settings
 
 JVM_KEY = "server.jvm.additional"
 
@@ -27,6 +27,7 @@ def settings(tmp_path: Path) -> Settings:
         neo4j_http_port=27474,
         neo4j_heap="768m",
         neo4j_pagecache="128m",
+        neo4j_version=NEO4J_VERSION,  # not auto: no Java is probed here
     )
 
 
@@ -105,7 +106,7 @@ def test_configure_creates_folders_and_rewrites_conf(settings: Settings) -> None
 def test_pom_names_both_artifacts(settings: Settings) -> None:
     pom = ns.render_pom(settings)
     assert "<packaging>pom</packaging>" in pom
-    assert f"<version>{settings.neo4j_version}</version>" in pom
+    assert f"<version>{ns.version(settings)}</version>" in pom
     assert "<artifactId>neo4j-browser</artifactId>" in pom
     assert f"<version>{settings.neo4j_browser_version}</version>" in pom
 

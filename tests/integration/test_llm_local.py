@@ -29,7 +29,7 @@ from graphmem.formation.run import Former
 from graphmem.llm import local_server
 from graphmem.llm.client import LLMClient, LLMSettings
 from graphmem.llm.usage import tenant_sink
-from graphmem.models import MessageIn
+from graphmem.models import MessageIn, SearchRequest
 from graphmem.service import Memory
 from graphmem.store.usage import UsageStore
 from tests.integration.conftest import auth
@@ -183,3 +183,39 @@ def test_answer_cites_the_evidence(request: pytest.FixtureRequest, llm_settings:
         mem.delete_owner("tenant-llm", who)
         assert mem.reader is not None
         mem.reader.close()
+
+
+def test_decider_on_a_multi_hop_question(request: pytest.FixtureRequest,
+                                         llm_settings: LLMSettings, settings: Settings,
+                                         memory: Memory, tenant: str) -> None:
+    """Method iterative with the LLM decider on a question that joins two turns (the puppy's
+    owner, and where she works): the model's decisions fit their schema, it keeps only
+    candidates it was shown, the bounds hold, its calls are the tenant's usage, and the turns
+    that answer are among the hits."""
+    if "llm" not in str(request.config.getoption("markexpr") or ""):
+        pytest.skip("up to three decider calls on the local model take a minute or more: "
+                    "selected with `pytest -m llm` (make test-llm)")
+    s = settings.model_copy(update={
+        "llm_base_url": llm_settings.base_url, "llm_model": llm_settings.model,
+        "llm_json_mode": "json_schema", "llm_timeout_s": llm_settings.timeout_s,
+        "llm_max_retries": 1, "iterative_decider": "llm"})
+    mem = Memory(s, memory.store, memory.embedder)  # shares the store: never closed here
+    who = owner()
+    ingest(mem, tenant, who, DIALOGUE, pause=False)
+    res = mem.for_tenant(tenant).search(SearchRequest(
+        query="In which city does the woman who adopted the beagle puppy work?", owner=who,
+        method="iterative", max_messages=4, trace=True))
+    trace = res.trace
+    assert trace is not None and trace.decider == "llm", trace
+    rs = mem.retrieval_settings(None)
+    assert 1 <= trace.decider_calls <= rs.iterative_rounds
+    assert trace.recalls <= 1 + (rs.iterative_rounds - 1) * rs.iterative_queries
+    assert trace.stop != "decider_failed" and not any(r.error for r in trace.rounds), trace
+    shown = {c.id for r in trace.rounds for q in r.queries for c in q.candidates}
+    assert all(len(r.follow_ups) <= rs.iterative_queries for r in trace.rounds)
+    assert set(trace.core) <= shown, (trace.core, shown)
+    ids = {f"{who}-s1-{n}" for n in DIALOGUE}
+    hits = [h.id for h in res.hits]
+    assert hits and set(hits) <= ids and len(hits) <= 4
+    assert {f"{who}-s1-2", f"{who}-s1-4"} & set(hits), hits  # the turns naming Porto
+    assert mem.llm_usage(tenant).totals["decide"].calls >= trace.decider_calls

@@ -131,6 +131,11 @@ def questions_of(conv: locomo.Conversation, limit: int) -> list[Question]:
     return out[:limit]
 
 
+def correct(row: dict[str, Any]) -> bool:
+    """The judge without a model: the same words, the same calendar day, or token F1 >= 0.5."""
+    return bool(row["exact"] or row.get("same_date") or row["f1"] >= 0.5)
+
+
 def score_answers(mem: Memory, tenant: str, who: str, qs: Sequence[Question],
                   as_of: datetime) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
@@ -148,14 +153,17 @@ def score_answers(mem: Memory, tenant: str, who: str, qs: Sequence[Question],
             "cited_recall": evidence_recall(q.gold, res.sources),
             "citations": len(res.citations), "invented": len(res.invented_citations),
             "seconds": round(time.perf_counter() - started, 1)})
-        _log(f"  answered {n}/{len(qs)}: f1 {rows[-1]['f1']} ({rows[-1]['seconds']} s)")
+        r = rows[-1]
+        _log(f"  answered {n}/{len(qs)}: {'correct' if correct(r) else 'wrong'}, f1 {r['f1']}, "
+             f"category {q.category}, evidence in context {r['context_recall']} "
+             f"({r['seconds']} s)")
     n = max(len(rows), 1)
-    correct = [bool(r["exact"] or r.get("same_date") or r["f1"] >= 0.5) for r in rows]
+    right = [correct(r) for r in rows]
     by_cat: dict[str, list[bool]] = {}
-    for r, ok in zip(rows, correct, strict=True):
+    for r, ok in zip(rows, right, strict=True):
         by_cat.setdefault(str(r["category"]), []).append(ok)
     return {
-        "questions": len(rows), "correct": sum(correct) / n,
+        "questions": len(rows), "correct": sum(right) / n,
         "exact_match": sum(r["exact"] for r in rows) / n,
         "mean_f1": sum(r["f1"] for r in rows) / n,
         "insufficient": sum(r["insufficient"] for r in rows) / n,

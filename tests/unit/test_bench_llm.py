@@ -5,7 +5,7 @@ from datetime import date
 
 import pytest
 
-from graphmem.bench.llm import compare_deciders, one_date, same_date, token_f1
+from graphmem.bench.llm import compare_deciders, correct, one_date, same_date, token_f1
 
 
 @pytest.mark.parametrize(("prediction", "gold"), [
@@ -47,3 +47,11 @@ def test_compare_deciders_pairs_questions() -> None:
     assert (out["llm_better"], out["llm_worse"]) == (1, 0)
     assert out["second_round"] == {"offline": 1, "llm": 2}
     assert out["stops"]["llm"] == {"sufficient": 2, "rounds": 1}
+
+
+def test_correct_is_exact_same_day_or_f1_half() -> None:
+    row = {"exact": False, "same_date": False, "f1": 0.49}
+    assert not correct(row)
+    assert correct({**row, "f1": 0.5})
+    assert correct({**row, "exact": True})
+    assert correct({**row, "same_date": True})

@@ -12,6 +12,7 @@ the tier is selected (`pytest -m llm`, as `make test-llm` does).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -69,12 +70,33 @@ def llm_settings() -> Iterator[LLMSettings]:
             local_server.stop(cfg)
 
 
+def requires_tier(request: pytest.FixtureRequest, why: str) -> None:
+    """Skip a slow test unless the llm tier is selected (`pytest -m llm`, as make test-llm)."""
+    if "llm" not in str(request.config.getoption("markexpr") or ""):
+        pytest.skip(f"{why}: selected with `pytest -m llm` (make test-llm)")
+
+
+@contextmanager
+def llm_memory(settings: Settings, llm_settings: LLMSettings, memory: Memory,
+               **extra: Any) -> Iterator[Memory]:
+    """A Memory on the shared store and embedder, its LLM the local server; the store is not
+    closed here, the reader is."""
+    s = settings.model_copy(update={
+        "llm_base_url": llm_settings.base_url, "llm_model": llm_settings.model,
+        "llm_json_mode": "json_schema", "llm_timeout_s": llm_settings.timeout_s,
+        "llm_max_retries": 1, **extra})
+    mem = Memory(s, memory.store, memory.embedder)
+    try:
+        yield mem
+    finally:
+        if mem.reader is not None:
+            mem.reader.close()
+
+
 @pytest.fixture
 def former(request: pytest.FixtureRequest, llm_settings: LLMSettings,
            memory: Memory) -> Iterator[Former]:
-    if "llm" not in str(request.config.getoption("markexpr") or ""):
-        pytest.skip("a formation run on the local model takes minutes: selected with "
-                    "`pytest -m llm` (make test-llm)")
+    requires_tier(request, "a formation run on the local model takes minutes")
     sink = tenant_sink(UsageStore(memory.store).record)
     with LLMClient(llm_settings, sink=sink) as client:
         yield Former(memory.store, memory.embedder, LLMFinder(client), LLMNarrator(client),
@@ -153,36 +175,28 @@ def test_answer_cites_the_evidence(request: pytest.FixtureRequest, llm_settings:
     """POST /v1/answer against the local model: the reply fits its schema, every citation is
     an item of the context it was given, and the cited messages include the one that says
     the answer (grounding, not wording)."""
-    if "llm" not in str(request.config.getoption("markexpr") or ""):
-        pytest.skip("an answer on the local model takes up to a minute: selected with "
-                    "`pytest -m llm` (make test-llm)")
-    s = settings.model_copy(update={
-        "api_keys": {hash_api_key("key-llm"): "tenant-llm"},
-        "llm_base_url": llm_settings.base_url, "llm_model": llm_settings.model,
-        "llm_json_mode": "json_schema", "llm_timeout_s": llm_settings.timeout_s,
-        "llm_max_retries": 1})
-    mem = Memory(s, memory.store, memory.embedder)  # shares the store: never closed here
+    requires_tier(request, "an answer on the local model takes up to a minute")
     who = owner()
-    ingest(mem, "tenant-llm", who, DIALOGUE, pause=False)
-    try:
-        with TestClient(create_app(s, mem)) as client:
-            r = client.post("/v1/answer", headers=auth("key-llm"), json={
-                "query": "What is the name of the puppy?", "owner": who, "units": ["message"],
-                "max_tokens": 400})
-        assert r.status_code == 200, r.text
-        got = r.json()
-        items = {i["evidence"]: i for i in got["context"]["items"]}
-        assert items and got["citations"], got
-        assert {c["evidence"] for c in got["citations"]} <= set(items)
-        assert all(c["id"] == items[c["evidence"]]["id"] for c in got["citations"])
-        assert f"{who}-s1-0" in got["sources"]  # the turn that names the puppy
-        assert got["insufficient"] is False and got["answer"].strip()
-        assert got["prompt_tokens"] > 0 and got["completion_tokens"] > 0
-        assert mem.llm_usage("tenant-llm").totals["answer"].calls >= 1
-    finally:
-        mem.delete_owner("tenant-llm", who)
-        assert mem.reader is not None
-        mem.reader.close()
+    with llm_memory(settings, llm_settings, memory,
+                    api_keys={hash_api_key("key-llm"): "tenant-llm"}) as mem:
+        ingest(mem, "tenant-llm", who, DIALOGUE, pause=False)
+        try:
+            with TestClient(create_app(mem.settings, mem)) as client:
+                r = client.post("/v1/answer", headers=auth("key-llm"), json={
+                    "query": "What is the name of the puppy?", "owner": who, "units": ["message"],
+                    "max_tokens": 400})
+            assert r.status_code == 200, r.text
+            got = r.json()
+            items = {i["evidence"]: i for i in got["context"]["items"]}
+            assert items and got["citations"], got
+            assert {c["evidence"] for c in got["citations"]} <= set(items)
+            assert all(c["id"] == items[c["evidence"]]["id"] for c in got["citations"])
+            assert f"{who}-s1-0" in got["sources"]  # the turn that names the puppy
+            assert got["insufficient"] is False and got["answer"].strip()
+            assert got["prompt_tokens"] > 0 and got["completion_tokens"] > 0
+            assert mem.llm_usage("tenant-llm").totals["answer"].calls >= 1
+        finally:
+            mem.delete_owner("tenant-llm", who)
 
 
 def test_decider_on_a_multi_hop_question(request: pytest.FixtureRequest,
@@ -192,22 +206,17 @@ def test_decider_on_a_multi_hop_question(request: pytest.FixtureRequest,
     owner, and where she works): the model's decisions fit their schema, it keeps only
     candidates it was shown, the bounds hold, its calls are the tenant's usage, and the turns
     that answer are among the hits."""
-    if "llm" not in str(request.config.getoption("markexpr") or ""):
-        pytest.skip("up to three decider calls on the local model take a minute or more: "
-                    "selected with `pytest -m llm` (make test-llm)")
-    s = settings.model_copy(update={
-        "llm_base_url": llm_settings.base_url, "llm_model": llm_settings.model,
-        "llm_json_mode": "json_schema", "llm_timeout_s": llm_settings.timeout_s,
-        "llm_max_retries": 1, "iterative_decider": "llm"})
-    mem = Memory(s, memory.store, memory.embedder)  # shares the store: never closed here
+    requires_tier(request, "up to three decider calls on the local model take a minute or more")
     who = owner()
-    ingest(mem, tenant, who, DIALOGUE, pause=False)
-    res = mem.for_tenant(tenant).search(SearchRequest(
-        query="In which city does the woman who adopted the beagle puppy work?", owner=who,
-        method="iterative", max_messages=4, trace=True))
+    with llm_memory(settings, llm_settings, memory, iterative_decider="llm") as mem:
+        ingest(mem, tenant, who, DIALOGUE, pause=False)
+        res = mem.for_tenant(tenant).search(SearchRequest(
+            query="In which city does the woman who adopted the beagle puppy work?", owner=who,
+            method="iterative", max_messages=4, trace=True))
+        rs = mem.retrieval_settings(None)
+        used = mem.llm_usage(tenant).totals["decide"].calls
     trace = res.trace
     assert trace is not None and trace.decider == "llm", trace
-    rs = mem.retrieval_settings(None)
     assert 1 <= trace.decider_calls <= rs.iterative_rounds
     assert trace.recalls <= 1 + (rs.iterative_rounds - 1) * rs.iterative_queries
     assert trace.stop != "decider_failed" and not any(r.error for r in trace.rounds), trace
@@ -218,4 +227,4 @@ def test_decider_on_a_multi_hop_question(request: pytest.FixtureRequest,
     hits = [h.id for h in res.hits]
     assert hits and set(hits) <= ids and len(hits) <= 4
     assert {f"{who}-s1-2", f"{who}-s1-4"} & set(hits), hits  # the turns naming Porto
-    assert mem.llm_usage(tenant).totals["decide"].calls >= trace.decider_calls
+    assert used >= trace.decider_calls

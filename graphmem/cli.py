@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 from pydantic import ValidationError
@@ -21,7 +21,7 @@ from rich.progress import Progress
 from graphmem import neo4j_server
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import GraphMemError
-from graphmem.models import MessageIn, SearchRequest
+from graphmem.models import MessageIn, Method, SearchRequest
 from graphmem.progress import bar, progress
 
 if TYPE_CHECKING:
@@ -232,6 +232,36 @@ def schema_reembed(
     typer.echo(f"re-embedded with {report.model} ({report.dimensions} dimensions; was "
                f"{report.previous}): " + ", ".join(f"{k} {v}" for k, v in report.nodes.items())
                + ("; vector indexes rebuilt" if report.indexes_rebuilt else ""))
+
+
+@schema_app.command("sparse")
+def schema_sparse(
+    batch: Annotated[int, typer.Option(min=1, help="Messages per transaction")] = 256,
+) -> None:
+    """Give every stored message (all tenants) the word pieces of the configured sparse model
+    (GRAPHMEM_SPARSE), after turning it on over existing messages; new messages get them from
+    formation. Resumable; safe beside a running API."""
+    from graphmem.embedders.sparse import sparse_encoder
+    from graphmem.formation.sparse import backfill
+    from graphmem.store import Store
+
+    settings = Settings()
+    if settings.sparse == "off":
+        typer.echo("GRAPHMEM_SPARSE is off: set it to splade-tiny first", err=True)
+        raise typer.Exit(2)
+    try:
+        encoder = sparse_encoder(settings.sparse, settings.embedding_cache_dir)
+        if encoder is None:  # pragma: no cover - "off" is refused above
+            raise typer.Exit(2)
+        store = Store(settings)
+        try:
+            done = backfill(store, encoder, batch,
+                            lambda n: typer.echo(f"  messages: {n}", err=True))
+        finally:
+            store.close()
+    except (GraphMemError, OSError) as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"{done} messages given their {encoder.name} word pieces")
 
 
 # --- keys -------------------------------------------------------------------------------------
@@ -666,6 +696,11 @@ def bench_locomo(
     peer: Annotated[str | None, typer.Option(help="Also run this system on the same messages "
                                              "and questions, side by side: mem0 (needs "
                                              + escape("pip install 'graphmem[peer]')"))] = None,
+    recall_only: Annotated[bool, typer.Option(
+        "--recall-only", help="Only ingest, formation and the methods' recall (no warm-up, "
+        "ablation, latency, episodes or peer)")] = False,
+    methods: Annotated[str | None, typer.Option(
+        help="Score only these methods, comma-separated (default: all)")] = None,
 ) -> None:
     """Evidence recall of fulltext / vector / rrf / rrf_expand at budgets 5-50, ingest
     throughput, search latency in-process and over HTTP. Cleans up what it wrote."""
@@ -675,10 +710,20 @@ def bench_locomo(
     if peer is not None and peer != "mem0":
         raise typer.BadParameter(f"the one peer is mem0, not {peer!r}", param_hint="--peer")
     try:
-        out = bench.main(Settings(), data, json_out, limit, units=units, peer=peer)
+        out = bench.main(Settings(), data, json_out, limit, units=units and not recall_only,
+                         peer=peer, recall_only=recall_only,
+                         methods=_methods(methods) if methods is not None else None)
     except (GraphMemError, PeerUnavailable) as exc:
         raise _fail(exc) from exc
     _plot(out, plot_dir)
+
+
+def _methods(text: str) -> tuple[Method, ...]:
+    known = get_args(Method)
+    names = tuple(m.strip() for m in text.split(",") if m.strip())
+    if not names or any(m not in known for m in names):
+        raise typer.BadParameter(f"one or more of {', '.join(known)}", param_hint="--methods")
+    return names  # type: ignore[return-value]
 
 
 @bench_app.command("neo4j-versions")
@@ -749,6 +794,8 @@ def bench_llm(
     questions: Annotated[int, typer.Option(help="Questions answered by the reader")] = 30,
     decider_questions: Annotated[int, typer.Option(help="Questions searched with the iterative "
                                                    "method's two deciders (the same order)")] = 10,
+    answer_tokens: Annotated[int | None, typer.Option(
+        min=1, help="The answers' context budget (max_tokens; default: the API's)")] = None,
 ) -> None:
     """The LLM path on one LoCoMo conversation against the local model (started and stopped
     here unless GRAPHMEM_LLM_* name an endpoint): extraction vs gold observations, narratives
@@ -756,7 +803,8 @@ def bench_llm(
     from graphmem.bench import llm
 
     try:
-        llm.run(Settings(), data, json_out, conversation, sessions, questions, decider_questions)
+        llm.run(Settings(), data, json_out, conversation, sessions, questions, decider_questions,
+                answer_tokens)
     except GraphMemError as exc:
         raise _fail(exc) from exc
 

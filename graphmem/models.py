@@ -11,7 +11,8 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 Scalar = str | int | float | bool | None
-Rule = Literal["vector", "fulltext", "neighbour", "episode", "time", "window", "session", "graph"]
+Rule = Literal["vector", "fulltext", "neighbour", "episode", "time", "window", "session", "graph",
+               "sparse"]
 Method = Literal["fulltext", "vector", "rrf", "rrf_expand", "rrf_windows", "iterative", "graph"]
 Units = Literal["messages", "observations", "both", "episodes"]
 

@@ -11,6 +11,7 @@ from typing import Any
 from graphmem import metrics
 from graphmem.answer import Reader, ReaderNotConfigured
 from graphmem.config import Settings
+from graphmem.embedders.sparse import sparse_encoder
 from graphmem.embeddings import Embedder, LazyEmbedder, QueryMemo, embedder_for
 from graphmem.errors import NotFound
 from graphmem.facts.service import Facts
@@ -64,7 +65,8 @@ class Memory:
         self._ingestor = Ingestor(settings, embedder)
         self.facts = Facts(settings, store, embedder)
         self.procedural = Procedural.for_settings(settings, store, embedder)
-        self.former = Former.for_settings(settings, store, embedder, self.facts)
+        self.sparse = sparse_encoder(settings.sparse, settings.embedding_cache_dir)
+        self.former = Former.for_settings(settings, store, embedder, self.facts, self.sparse)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
         self._decide_llm: LLMClient | None = None
         self.reader = Reader.for_settings(settings, store)
@@ -170,7 +172,9 @@ class Memory:
 
     # --- recall -------------------------------------------------------------------------------
     def retrieval_settings(self, name: str | None = None) -> RetrievalSettings:
-        return preset(name or self.settings.retrieval_preset)
+        """The preset's settings; with a sparse model, its recall list is on."""
+        return preset(name or self.settings.retrieval_preset).with_(
+            sparse=self.sparse is not None)
 
     @metrics.observe_search
     def search(
@@ -185,7 +189,7 @@ class Memory:
         with tenant_scope(tenant):  # the decider's LLM calls are the tenant's
             return search(self.store.tenant(tenant), FactStore(self.store, tenant),
                           EpisodeStore(self.store, tenant), embedder or self.embedder, req, rs,
-                          self._pool, decider, timings)
+                          self._pool, decider, timings, self.sparse)
 
     def _decider(self, rs: RetrievalSettings) -> Decider:
         """The decider of method iterative (`Settings.iterative_decider`); one LLM client."""

@@ -137,11 +137,15 @@ def correct(row: dict[str, Any]) -> bool:
 
 
 def score_answers(mem: Memory, tenant: str, who: str, qs: Sequence[Question],
-                  as_of: datetime) -> dict[str, Any]:
+                  as_of: datetime, context_tokens: int | None = None) -> dict[str, Any]:
+    """``context_tokens``: the requests' ``max_tokens`` (None: the API's default)."""
     rows: list[dict[str, Any]] = []
+    default: int = AnswerRequest.model_fields["max_tokens"].default
+    budget = context_tokens or default
     for n, q in enumerate(qs, 1):
         started = time.perf_counter()
-        res = mem.for_tenant(tenant).answer(AnswerRequest(query=q.query, owner=who, as_of=as_of))
+        res = mem.for_tenant(tenant).answer(AnswerRequest(query=q.query, owner=who, as_of=as_of,
+                                                          max_tokens=budget))
         context_messages = [i.id for i in res.context.items if i.unit == "message"]
         rows.append({
             "question": q.query, "category": q.category, "gold": q.answer,
@@ -163,7 +167,7 @@ def score_answers(mem: Memory, tenant: str, who: str, qs: Sequence[Question],
     for r, ok in zip(rows, right, strict=True):
         by_cat.setdefault(str(r["category"]), []).append(ok)
     return {
-        "questions": len(rows), "correct": sum(right) / n,
+        "questions": len(rows), "context_max_tokens": budget, "correct": sum(right) / n,
         "exact_match": sum(r["exact"] for r in rows) / n,
         "mean_f1": sum(r["f1"] for r in rows) / n,
         "insufficient": sum(r["insufficient"] for r in rows) / n,
@@ -330,7 +334,8 @@ def _llm_settings(settings: Settings) -> tuple[Settings, bool]:
 
 
 def run(settings: Settings, data: Path, json_out: Path | None, conversation: str | None = None,
-        sessions: int = 2, questions: int = 30, decider_questions: int = 10) -> dict[str, Any]:
+        sessions: int = 2, questions: int = 30, decider_questions: int = 10,
+        answer_tokens: int | None = None) -> dict[str, Any]:
     items = json.loads(data.read_text(encoding="utf-8"))
     item = next((i for i in items if conversation in (None, i["sample_id"])), None)
     if item is None:
@@ -359,7 +364,8 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
         _timed(seconds, "formation_rest", lambda: form(
             plain, tenant, who, [s for s in order if s not in llm_ids]))
         first = [m for m in conv.messages if m.session_id in llm_ids]
-        plain.ingest(base_tenant, [MessageIn.model_validate(m.model_dump()) for m in first])
+        if first:
+            plain.ingest(base_tenant, [MessageIn.model_validate(m.model_dump()) for m in first])
         for s in llm_ids:
             plain.former.form(base_tenant, who, s)
         out["extraction"] = score_extraction(mem, tenant, who,
@@ -371,7 +377,8 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
         qs = questions_of(conv, max(questions, decider_questions))
         as_of = max(m.timestamp for m in conv.messages) + timedelta(days=1)
         out["answers"] = _timed(seconds, "answers",
-                                lambda: score_answers(mem, tenant, who, qs[:questions], as_of))
+                                lambda: score_answers(mem, tenant, who, qs[:questions], as_of,
+                                                      answer_tokens))
         dq = qs[:decider_questions]
         offline = _timed(seconds, "decider_offline",
                          lambda: decider_recall(plain, tenant, who, dq))

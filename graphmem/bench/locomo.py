@@ -45,6 +45,8 @@ from graphmem.service import Memory
 
 METHODS: tuple[Method, ...] = ("fulltext", "vector", "rrf", "rrf_expand", "graph", "iterative")
 FORMED_METHODS: tuple[Method, ...] = ("rrf_windows",)
+SPARSE_METHODS: tuple[Method, ...] = ("rrf_expand", "graph", "iterative")
+"""With a sparse model, these methods are scored again without its list (``without_sparse``)."""
 """Methods scored after formation (they search the turn windows formation builds)."""
 BUDGETS = (5, 10, 20, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -396,7 +398,7 @@ def _row(label: str, values: dict[str, float], fmt: str = "{:7.3f}") -> str:
 def report(out: dict[str, Any]) -> str:
     """The figures as a plain-text table."""
     head = f"  {'':<18}" + "".join(f"{'@' + str(b):>7}" for b in BUDGETS)
-    ing, lat = out["ingest"], out["latency_ms"]
+    ing, lat = out["ingest"], out.get("latency_ms")
     shown = [m for m in (*METHODS, *FORMED_METHODS) if m in out["methods"]]
     lines = [
         f"LoCoMo evidence recall: {out['conversations']} conversations, {ing['messages']} "
@@ -409,6 +411,12 @@ def report(out: dict[str, Any]) -> str:
         n = out["questions_by_category"][str(cat)]
         lines += ["", f"Category {cat} {name} (n={n})", head]
         lines += [_row(m, out["methods"][m]["recall_by_category"][str(cat)]) for m in shown]
+    if "without_sparse" in out:
+        lines += ["", "The same methods without the sparse list", head]
+        lines += [_row(m, v["recall"]) for m, v in out["without_sparse"].items()]
+        for cat in CATEGORIES:
+            lines += [_row(f"{m} c{cat}", v["recall_by_category"][str(cat)])
+                      for m, v in out["without_sparse"].items()]
     lines += ["", "Mean context tokens", head]
     lines += [_row(m, out["methods"][m]["context_tokens"], "{:7.0f}") for m in shown]
     if "ablation" in out:
@@ -419,7 +427,12 @@ def report(out: dict[str, Any]) -> str:
         f"{ing['messages_per_s']:.1f} messages/s (batches of {BATCH}, embedding + commit, "
         f"pipelined; model {out['settings']['embedding_model']}); before it, the warm-up "
         f"passes (then deleted) from the server's start: "
-        f"{' / '.join(f'{w:.1f}' for w in ing['warmup_messages_per_s'])} messages/s",
+        f"{' / '.join(f'{w:.1f}' for w in ing['warmup_messages_per_s']) or 'none'} messages/s",
+    ]
+    if lat is None:
+        lines += ["", f"Total {out['duration_s']:.0f} s (recall only)"]
+        return "\n".join(lines)
+    lines += [
         "Search latency (rrf_expand, k=10, no budget)        p50 ms   p95 ms",
         *(f"  {label:<48}{lat[key]['p50']:>7.1f}  {lat[key]['p95']:>7.1f}" for key, label in (
             ("inprocess", "in-process, calling (main) thread"),
@@ -455,7 +468,8 @@ def report(out: dict[str, Any]) -> str:
 
 def main(
     settings: Settings, data: Path, json_out: Path | None, limit: int | None, *,
-    units: bool = True, peer: str | None = None,
+    units: bool = True, peer: str | None = None, recall_only: bool = False,
+    methods: Sequence[Method] | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark, print the table, write ``json_out``; returns the figures. ``peer``
     ("mem0") also runs that system on the same messages and questions (`peer_mem0`)."""
@@ -477,7 +491,7 @@ def main(
         "data": {"path": str(data.resolve()),
                  "sha256": hashlib.sha256(data.read_bytes()).hexdigest()},
         "settings": {"preset": settings.retrieval_preset, **dataclasses.asdict(rs),
-                     "embedding_model": mem.embedder.name,
+                     "embedding_model": mem.embedder.name, "sparse_model": settings.sparse,
                      "embedding_dimensions": mem.embedder.dimensions,
                      "neo4j_version": mem.store.server_version, "ingest_batch": BATCH,
                      "torch_threads": _torch_threads(), "cpus": os.cpu_count()},
@@ -502,43 +516,52 @@ def main(
 
     with _sigterm_exits():
         try:
-            warm = stage("warm-up", lambda: warm_up(mem, tenant, convs))
-            out["ingest"] = {"cold": warm[0], "warmup_messages_per_s": [
+            warm = [] if recall_only else stage("warm-up", lambda: warm_up(mem, tenant, convs))
+            out["ingest"] = {"cold": warm[0] if warm else None, "warmup_messages_per_s": [
                 w["messages_per_s"] for w in warm]}
             out["ingest"].update(stage("ingest", lambda: ingest_all(mem, tenant, convs, owners)))
             out["episodes"] = stage("formation", lambda: form_all(mem, tenant, convs))
+            formed = [m for m in FORMED_METHODS if methods is None or m in methods]
+            one_shot = [m for m in METHODS if methods is None or m in methods]
             out["methods"] = stage("recall_formed", lambda: _off_main(
-                stop, score, mem, tenant, probes, rs, stop, FORMED_METHODS))
+                stop, score, mem, tenant, probes, rs, stop, formed))
             save()
-            out["ablation"] = stage("ablation", lambda: _off_main(
-                stop, ablation, mem, tenant, probes, rs, BUDGETS, tuple(CATEGORIES), stop))
-            save()
-            out["methods"].update(stage("recall", lambda: _off_main(
-                stop, score, mem, tenant, probes, rs, stop)))
-            save()
-            out["latency_ms"] = stage("latency", lambda: {
-                "inprocess": latency_inprocess(mem, tenant, probes),
-                "inprocess_worker_thread": _off_main(
-                    stop, latency_inprocess, mem, tenant, probes, stop),
-                "http": latency_http(settings, mem, tenant, probes),
-                "by_method": _off_main(stop, latency_side_by_side, mem, tenant, probes,
-                                       ("rrf_expand", "rrf_windows", "graph", "iterative"),
-                                       stop),
-                "stages": _off_main(stop, latency_stages, mem, tenant, probes, stop),
-            })
-            if peer is not None:
-                out["peer"] = stage("peer", lambda: _off_main(
-                    stop, run_peer, settings, mem, tenant, convs, probes, out, stop))
+            if not recall_only:
+                out["ablation"] = stage("ablation", lambda: _off_main(
+                    stop, ablation, mem, tenant, probes, rs, BUDGETS, tuple(CATEGORIES), stop))
                 save()
-            out["methods"]["episodes"] = stage("episodes", lambda: _off_main(
-                stop, score_episodes, mem, tenant, probes, rs, BUDGETS))
-            answers = {(c.messages[0].owner, q.question): q.answer
-                       for c in convs if c.messages for q in c.questions}
-            out["temporal"] = stage("temporal", lambda: _off_main(
-                stop, temporal_in_context, mem, tenant, probes, answers, rs))
-            if units:
-                out["units"] = stage("units", lambda: _off_main(
-                    stop, unit_study, mem.embedder, convs, probes, BUDGETS, stop))
+            out["methods"].update(stage("recall", lambda: _off_main(
+                stop, score, mem, tenant, probes, rs, stop, one_shot)))
+            save()
+            if rs.sparse:
+                out["without_sparse"] = stage("recall_without_sparse", lambda: _off_main(
+                    stop, score, mem, tenant, probes, rs.with_(sparse=False), stop,
+                    [m for m in SPARSE_METHODS if m in one_shot]))
+                save()
+            if not recall_only:
+                out["latency_ms"] = stage("latency", lambda: {
+                    "inprocess": latency_inprocess(mem, tenant, probes),
+                    "inprocess_worker_thread": _off_main(
+                        stop, latency_inprocess, mem, tenant, probes, stop),
+                    "http": latency_http(settings, mem, tenant, probes),
+                    "by_method": _off_main(stop, latency_side_by_side, mem, tenant, probes,
+                                           ("rrf_expand", "rrf_windows", "graph", "iterative"),
+                                           stop),
+                    "stages": _off_main(stop, latency_stages, mem, tenant, probes, stop),
+                })
+                if peer is not None:
+                    out["peer"] = stage("peer", lambda: _off_main(
+                        stop, run_peer, settings, mem, tenant, convs, probes, out, stop))
+                    save()
+                out["methods"]["episodes"] = stage("episodes", lambda: _off_main(
+                    stop, score_episodes, mem, tenant, probes, rs, BUDGETS))
+                answers = {(c.messages[0].owner, q.question): q.answer
+                           for c in convs if c.messages for q in c.questions}
+                out["temporal"] = stage("temporal", lambda: _off_main(
+                    stop, temporal_in_context, mem, tenant, probes, answers, rs))
+                if units:
+                    out["units"] = stage("units", lambda: _off_main(
+                        stop, unit_study, mem.embedder, convs, probes, BUDGETS, stop))
         finally:
             try:
                 for owner in owners:

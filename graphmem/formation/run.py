@@ -1,5 +1,6 @@
 """Forming a session: its messages not yet in an episode become episodes (or extend the episode
-they continue), and its turn windows (`graphmem.formation.windows`) are brought up to date.
+they continue), its turn windows (`graphmem.formation.windows`) are brought up to date, and, with
+a sparse model (``GRAPHMEM_SPARSE``), its messages get their learned-sparse word pieces.
 Idempotent and incremental: a message is in exactly one episode, ever; a window is rebuilt only
 where a late message changed the turns it covers. Runs as a `form_session` job (see
 `graphmem.worker`), never on the request path."""
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem import metrics
 from graphmem.config import Settings
+from graphmem.embedders.sparse import SparseEncoder
 from graphmem.embeddings import Embedder
 from graphmem.facts.service import Facts
 from graphmem.formation import extract
@@ -26,6 +28,7 @@ from graphmem.formation.observer import (
     mean,
     segment,
 )
+from graphmem.formation.sparse import give_pieces
 from graphmem.formation.windows import WindowTurn, plan_windows
 from graphmem.llm.client import LLMClient
 from graphmem.llm.usage import tenant_scope, tenant_sink
@@ -50,6 +53,8 @@ class FormationReport:
     messages: int
     windows: int = 0
     """Turn windows created (new, or rebuilt around a late message)."""
+    sparse: int = 0
+    """Messages given their learned-sparse word pieces (only with a sparse model)."""
     extraction: list[dict[str, Any]] = field(default_factory=list)
     """LLM path: one `ExtractionReport.summary` per episode extracted, with its ``episode``."""
     skipped: list[str] = field(default_factory=list)
@@ -74,8 +79,9 @@ class Former:
 
     def __init__(self, store: Store, embedder: Embedder, finder: BoundaryFinder | None = None,
                  narrator: Narrator | None = None, llm: LLMClient | None = None,
-                 facts: Facts | None = None) -> None:
+                 facts: Facts | None = None, sparse: SparseEncoder | None = None) -> None:
         self._store = store
+        self.sparse = sparse
         self._embedder = embedder
         self.finder = finder or HeuristicFinder()
         self.narrator = narrator or ExtractiveNarrator()
@@ -84,14 +90,15 @@ class Former:
 
     @classmethod
     def for_settings(cls, settings: Settings, store: Store, embedder: Embedder,
-                     facts: Facts) -> Former:
+                     facts: Facts, sparse: SparseEncoder | None = None) -> Former:
         """LLM path when an endpoint is configured, the no-LLM path otherwise. Every LLM call
         is added to the tenant's usage in Neo4j as it ends (`graphmem.store.usage`)."""
         llm_settings = settings.llm()
         if not llm_settings.enabled:
-            return cls(store, embedder)
+            return cls(store, embedder, sparse=sparse)
         client = LLMClient(llm_settings, sink=tenant_sink(UsageStore(store).record))
-        return cls(store, embedder, LLMFinder(client), LLMNarrator(client), client, facts)
+        return cls(store, embedder, LLMFinder(client), LLMNarrator(client), client, facts,
+                   sparse)
 
     def form(self, tenant: str, owner: str, session_id: str) -> FormationReport:
         """Form (or extend) the session's episodes and extract facts from the new ones; LLM
@@ -100,7 +107,14 @@ class Former:
             episodes = EpisodeStore(self._store, tenant)
             rows = episodes.session_turns(owner, session_id)
             report = self._form(episodes, tenant, owner, session_id, rows)
-            return replace(report, windows=self._windows(tenant, owner, session_id, rows))
+            return replace(report, windows=self._windows(tenant, owner, session_id, rows),
+                           sparse=self._sparse(tenant, owner, session_id))
+
+    def _sparse(self, tenant: str, owner: str, session_id: str) -> int:
+        """With a sparse model: the session's messages lacking its word pieces get them."""
+        if self.sparse is None:
+            return 0
+        return give_pieces(self._store, self.sparse, tenant, owner, session_id)
 
     def _windows(self, tenant: str, owner: str, session_id: str,
                  rows: list[dict[str, Any]]) -> int:

@@ -33,7 +33,8 @@ def window_size(list_name: str) -> int | None:
 @dataclass(frozen=True)
 class Plan:
     """How one search runs. Lists are named by what they search: ``vector`` (sentence units),
-    ``fulltext`` (messages), ``window<size>_<index>`` (turn windows); for episodes and
+    ``fulltext`` (messages), ``sparse`` (messages' learned-sparse word pieces, with a sparse
+    model), ``window<size>_<index>`` (turn windows); for episodes and
     observations ``vector`` and ``fulltext`` are that unit's own indexes."""
 
     query: str
@@ -73,6 +74,8 @@ class Plan:
     time_from: datetime | None
     time_to: datetime | None
     normalise_time: bool
+    sparse_weight: float = 1.0
+    """The weight of the ``sparse`` list in the fusion (when it runs)."""
     graph: GraphWalk | None = None
     """Method ``graph``: the personalised PageRank list joins the fusion (see `graph.rank`)."""
 
@@ -85,10 +88,10 @@ class Plan:
         return self.units in ("observations", "both")
 
 
-def _indexes(method: Method) -> tuple[str, ...]:
+def _indexes(method: Method, sparse: bool) -> tuple[str, ...]:
     if method in ("vector", "fulltext"):
         return (method,)
-    return ("vector", "fulltext")
+    return ("vector", "fulltext", "sparse") if sparse else ("vector", "fulltext")
 
 
 def graph_walk(rs: RetrievalSettings) -> GraphWalk:
@@ -101,7 +104,7 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
     """The plan of ``req`` under the settings ``rs``; ``now`` stands in for a missing
     ``as_of``."""
     budget = req.max_messages if req.max_messages is not None else rs.max_messages
-    indexes = _indexes(req.method)
+    indexes = _indexes(req.method, rs.sparse)
     windows = rs.window_sizes if req.method == "rrf_windows" else ()
     lists = (*indexes, *(window_list(s, i) for s in windows for i in rs.window_indexes
                          if i in indexes))
@@ -113,7 +116,7 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
     single = req.method in ("fulltext", "vector")  # a single-index method is that index alone
     return Plan(
         query=req.query, owner=req.owner, method=req.method, units=req.units, lists=lists,
-        unit_lists=tuple(i for i in indexes if i == "vector" or fulltext),
+        unit_lists=tuple(i for i in indexes if i == "vector" or (i == "fulltext" and fulltext)),
         embed="vector" in indexes, fulltext=fulltext, k=req.k,
         # for k nuclei, 3k (at least 20) per list: ranks beyond that barely move the top k
         candidates=rs.candidates if budget is not None else min(rs.candidates,
@@ -124,5 +127,6 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         session_depth=rs.session_depth, window_split=rs.window_split,
         window_matched_only=rs.window_matched_only, session_id=req.session_id,
         time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
+        sparse_weight=rs.sparse_weight,
         graph=graph_walk(rs) if req.method == "graph" else None,
     )

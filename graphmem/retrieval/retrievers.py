@@ -7,6 +7,7 @@ functions elsewhere."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -14,9 +15,10 @@ from typing import Any, Literal
 from graphmem.store import Filters, TenantStore
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
+from graphmem.store.sparse import SparseStore
 from graphmem.store.windows import WindowStore
 
-Index = Literal["vector", "fulltext"]
+Index = Literal["vector", "fulltext", "sparse"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,9 @@ class Query:
     overfetch: int
     filters: Filters
     as_of: datetime
+    sparse: str = ""
+    """The query's weighted word pieces as a Lucene query (`embedders.sparse.query_text`); ""
+    when the sparse list does not run."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +54,10 @@ class Candidate:
 
 
 def index_of(list_name: str) -> Index:
-    """``vector`` or ``fulltext``: the kind of index a list name ends with."""
-    return "vector" if list_name.endswith("vector") else "fulltext"
+    """``vector``, ``fulltext`` or ``sparse``: the kind of index a list name ends with."""
+    if list_name.endswith("vector"):
+        return "vector"
+    return "sparse" if list_name.endswith("sparse") else "fulltext"
 
 
 class Retriever(ABC):
@@ -64,10 +71,16 @@ class Retriever(ABC):
         if list_name not in self.lists:
             raise ValueError(f"{type(self).__name__} has no list {list_name!r}")
         index = index_of(list_name)
-        if (query.vector is None) if index == "vector" else not query.fulltext:
-            return []
-        param: dict[str, Any] = ({"vector": query.vector} if index == "vector"
-                                 else {"query": query.fulltext})
+        param: dict[str, Any]
+        if index == "vector":
+            if query.vector is None:
+                return []
+            param = {"vector": query.vector}
+        else:
+            text = query.fulltext if index == "fulltext" else query.sparse
+            if not text:
+                return []
+            param = {"query": text}
         rows = self._search(index, query, param)
         return [Candidate(r["id"], list_name, n, r["score"], tuple(r.get("messages") or ()))
                 for n, r in enumerate(rows, start=1)]
@@ -79,15 +92,18 @@ class Retriever(ABC):
 
 class SentenceRetriever(Retriever):
     """Messages: ``vector`` over sentence units (a message ranks by its best sentence),
-    ``fulltext`` over the messages' ``speaker: text``."""
+    ``fulltext`` over the messages' ``speaker: text``, ``sparse`` over their learned-sparse word
+    pieces."""
 
-    lists = ("vector", "fulltext")
+    lists = ("vector", "fulltext", "sparse")
 
     def __init__(self, store: TenantStore) -> None:
         self._store = store
 
     def _search(self, index: Index, query: Query, param: dict[str, Any]) -> list[dict[str, Any]]:
-        search = self._store.vector_search if index == "vector" else self._store.fulltext_search
+        search: Callable[..., list[tuple[str, float]]] = (
+            self._store.vector_search if index == "vector" else self._store.fulltext_search
+            if index == "fulltext" else self._store.sibling(SparseStore).search)
         hits = search(query.owner, next(iter(param.values())), query.k, query.overfetch,
                       query.filters)
         return [{"id": i, "score": s} for i, s in hits]

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, Future
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import pairwise, zip_longest
 from time import perf_counter
 from typing import Any
 
 from graphmem import temporal
+from graphmem.embedders.sparse import QUERY_TOP, SparseEncoder, query_text
 from graphmem.embeddings import Embedder, QueryMemo, query_vectors
 from graphmem.entities.extract import query_mentions
 from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, UnitRef
@@ -48,7 +50,11 @@ STAGES = ("plan", "embed", "vector", "fulltext", "fusion", "time_range", "expans
 """The stages `search` times (one-shot methods; a window list is timed under its own name, e.g.
 ``window3_fulltext``): resolving the plan, embedding the query, each index query (a round
 trip), fusion, the time-range check of a query that names a time (a round trip), the
-neighbours' fetch (a round trip), selection, packing the result."""
+neighbours' fetch (a round trip), selection, packing the result; with a sparse model also
+`SPARSE_STAGES`."""
+SPARSE_STAGES = ("sparse_embed", "sparse")
+"""With a sparse model: encoding the query into word pieces, and the sparse index query (both
+in the pool, beside the query's embedding)."""
 
 
 def lap(timings: Timings | None, stage: str, since: float) -> float:
@@ -70,10 +76,12 @@ def search(
     store: TenantStore, facts: FactStore, episodes: EpisodeStore, embedder: Embedder,
     req: SearchRequest, rs: RetrievalSettings, pool: Executor | None = None,
     decider: Decider | None = None, timings: Timings | None = None,
+    sparse: SparseEncoder | None = None,
 ) -> SearchResult:
     """One search. Method ``iterative`` runs rounds of its base method (`iterative_search`),
     with ``decider`` (default: the offline one). The query is embedded once however many
-    lists and rounds read its vector. ``timings``: see the module."""
+    lists and rounds read its vector. ``timings``: see the module. ``sparse``: the sparse model
+    (needed when ``rs.sparse``)."""
     t = clock(timings)
     embedder = QueryMemo.of(embedder)
     plan = resolve(req, rs, datetime.now(UTC))
@@ -88,13 +96,14 @@ def search(
     trace = None
     if req.method == "iterative":
         def one_shot(p: Plan) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
-            return select_messages(store, message_lists(store, embedder, p, pool)[0], p)
+            return select_messages(store, message_lists(store, embedder, p, pool,
+                                                        sparse=sparse)[0], p)
 
         selected, records, links, trace = iterative_messages(one_shot, req, rs, decider)
         vector = (query_vectors(embedder, [plan.query])[0]
                   if plan.observations and plan.embed else None)
     else:
-        lists, vector = message_lists(store, embedder, plan, pool, timings)
+        lists, vector = message_lists(store, embedder, plan, pool, timings, sparse)
         selected, records, links = select_messages(store, lists, plan, timings)
     if plan.observations:
         query = Query(plan.owner, vector, plan.fulltext, plan.unit_candidates, plan.overfetch,
@@ -133,10 +142,11 @@ def message_retrievers(store: TenantStore, plan: Plan) -> dict[str, Retriever]:
 
 def message_lists(
     store: TenantStore, embedder: Embedder, plan: Plan, pool: Executor | None = None,
-    timings: Timings | None = None,
+    timings: Timings | None = None, sparse: SparseEncoder | None = None,
 ) -> tuple[dict[str, list[Candidate]], list[float] | None]:
     """Every message recall list of the plan, and the query vector. With a pool, the fulltext
-    lists run while the query is being embedded."""
+    lists, and the sparse list with its query's encoding, run while the query is being
+    embedded."""
     retrievers = message_retrievers(store, plan)
     text_only = Query(plan.owner, None, plan.fulltext, plan.candidates, plan.overfetch,
                       _filters(plan), plan.now)
@@ -144,6 +154,12 @@ def message_lists(
     if pool is not None:
         pending = {n: pool.submit(_recall, r, n, text_only, timings)
                    for n, r in retrievers.items() if index_of(n) == "fulltext" and plan.fulltext}
+    if "sparse" in retrievers:
+        if sparse is None:
+            raise ValueError("the plan has a sparse list but no sparse model was given")
+        args = (retrievers["sparse"], plan.query, text_only, sparse, timings)
+        pending["sparse"] = (pool.submit(_sparse_recall, *args) if pool is not None
+                             else _done(_sparse_recall(*args)))
     t = clock(timings)
     vector = query_vectors(embedder, [plan.query])[0] if plan.embed else None
     if plan.embed:
@@ -153,6 +169,21 @@ def message_lists(
     lists = {n: pending[n].result() if n in pending else _recall(r, n, query, timings)
              for n, r in retrievers.items()}
     return lists, vector
+
+
+def _sparse_recall(retriever: Retriever, text: str, query: Query, sparse: SparseEncoder,
+                   timings: Timings | None) -> list[Candidate]:
+    """The sparse list: ``text`` encoded into its word pieces, then the index query."""
+    t = clock(timings)
+    pieces = sparse.encode([text], QUERY_TOP)[0]
+    lap(timings, "sparse_embed", t)
+    return _recall(retriever, "sparse", replace(query, sparse=query_text(pieces)), timings)
+
+
+def _done(value: list[Candidate]) -> Future[list[Candidate]]:
+    future: Future[list[Candidate]] = Future()
+    future.set_result(value)
+    return future
 
 
 def _recall(retriever: Retriever, name: str, query: Query,
@@ -221,6 +252,8 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
     that time, in fused order; or, with ``restrict``, only those are kept), ``session`` (the
     session prior) and ``graph`` (method ``graph``: `graph_list`)."""
     weighed = weights(list(lists), plan.window_split)
+    if "sparse" in lists:
+        weighed["sparse"] = plan.sparse_weight
     fused = fuse(lists, plan.rrf_k, weighed)
     if not fused:
         return fused

@@ -80,6 +80,12 @@ class RetrievalSettings:
     graph_max_degree: int = 30
     """Method ``graph``: entities mentioned by more of the owner's messages are left out."""
 
+    sparse: bool = False
+    """The hybrid methods add the learned-sparse list (``sparse``) to the message lists: set by
+    `Memory.retrieval_settings` when a sparse model is configured (``GRAPHMEM_SPARSE``)."""
+    sparse_weight: float = 1.0
+    """The weight of the learned-sparse list in the fusion."""
+
     def with_(self, **changes: object) -> RetrievalSettings:
         return replace(self, **changes)  # type: ignore[arg-type]
 

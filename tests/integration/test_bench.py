@@ -76,3 +76,22 @@ def test_bench_writes_the_figures_and_cleans_up(env: None, tmp_path: Path, cyphe
     assert "Ingest: 16 messages" in r.output and "warm-up passes" in r.output
     left = cypher("MATCH (n) WHERE n.tenant STARTS WITH $t RETURN count(n) AS n", t=fig["tenant"])
     assert left == [{"n": 0}]  # the measured pass and the warm-up pass are both deleted
+
+
+def test_recall_only_with_the_sparse_list_scores_it_on_and_off(
+        env: None, tmp_path: Path, cypher: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHMEM_SPARSE", "splade-tiny")
+    out = tmp_path / "out.json"
+    data = _locomo_file(tmp_path / "l.json")
+    r = CliRunner().invoke(app, ["bench", "locomo", "--data", str(data), "--json", str(out),
+                                 "--recall-only", "--limit", "1"])
+    assert r.exit_code == 0, r.output
+    fig = json.loads(out.read_text())
+    assert fig["settings"]["sparse"] and fig["settings"]["sparse_model"] == "splade-tiny"
+    assert set(fig["without_sparse"]) == {"rrf_expand", "graph", "iterative"}
+    assert fig["methods"]["rrf_expand"]["recall"]["50"] == 1.0
+    assert fig["without_sparse"]["rrf_expand"]["recall"]["50"] == 1.0
+    assert "latency_ms" not in fig and "ablation" not in fig and fig["ingest"]["cold"] is None
+    assert "without the sparse list" in r.output and "(recall only)" in r.output
+    left = cypher("MATCH (n) WHERE n.tenant STARTS WITH $t RETURN count(n) AS n", t=fig["tenant"])
+    assert left == [{"n": 0}]

@@ -123,6 +123,8 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     assert r.exit_code == 2
     r = runner.invoke(app, ["audit", "x", "-p", "novalue"])
     assert r.exit_code == 2 and "NAME=VALUE" in r.output
+    r = runner.invoke(app, ["schema", "sparse"], env={"GRAPHMEM_SPARSE": "off"})
+    assert r.exit_code == 2 and "GRAPHMEM_SPARSE" in r.output
 
 
 def test_the_tenant_is_checked_and_echoed(tmp_path: Path) -> None:

@@ -33,6 +33,8 @@ CROSS_TENANT = {
     "queries/reembed/write.cypher": "re-embedding writes the vectors of nodes it read by elementId",
     "queries/scope/pending_owners.cypher": "the fulltext scope migration covers the whole database",
     "queries/scope/backfill.cypher": "the fulltext scope migration covers the whole database",
+    "queries/sparse/pending_owners.cypher": "the sparse backfill (schema sparse) covers the whole "
+                                            "database",
 }
 """Files that read or write across tenants on purpose: path under cypher/ -> why."""
 

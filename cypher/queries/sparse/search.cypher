@@ -1,0 +1,18 @@
+// Purpose: learned-sparse recall over messages of one tenant and owner (message_sparse): the
+//   query's word pieces, each boosted by its weight, scored by Lucene against the pieces stored
+//   by formation. Lucene reads only the owner's nodes (+scope:$scope, weighing 0); the tenant and
+//   owner are checked again after the index. Example $query: 'p17022^1.712 p3899^1.204'.
+// Parameters: $tenant, $owner, $scope (graphmem/store/scope.py), $query, $fetch, $k (hits kept),
+//   $session_id, $time_from, $time_to (nullable)
+// Columns: fetched (index hits read before filtering), hits (list of {id, score}, best first,
+//   at most $k)
+CALL db.index.fulltext.queryNodes('message_sparse',
+  '+scope:' + $scope + '^0 +sparse_text:(' + $query + ')', {limit: $fetch})
+YIELD node, score
+WITH collect({m: node, score: score}) AS found
+RETURN size(found) AS fetched,
+  [h IN found WHERE h.score > 0 AND h.m.tenant = $tenant AND h.m.owner = $owner
+     AND ($session_id IS NULL OR h.m.session_id = $session_id)
+     AND ($time_from IS NULL OR h.m.timestamp >= $time_from)
+     AND ($time_to IS NULL OR h.m.timestamp < $time_to)
+   | {id: h.m.id, score: h.score}][..$k] AS hits

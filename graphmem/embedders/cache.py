@@ -11,21 +11,26 @@ import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+WRITABLE = "set GRAPHMEM_EMBEDDING_CACHE_DIR to a writable folder"
 
-def install(cache_dir: Path, name: str, fill: Callable[[Path], str], ready: str) -> Path:
+
+def install(cache_dir: Path, name: str, fill: Callable[[Path], str | None], ready: str,
+            fix: str = WRITABLE) -> Path:
     """``cache_dir / name``: ``fill(tmp)`` writes the model's files into a fresh temporary folder
-    and returns the text of its ``SOURCE``; the folder is then renamed into place. When another
-    process got there first, its copy (which has the file ``ready``) is kept. OSError names the
-    fix when the cache is not writable; whatever ``fill`` raises leaves nothing behind."""
+    and returns the text of its ``SOURCE`` (None: no such file); the folder is then renamed into
+    place. When another process got there first, its copy (which has the file ``ready``) is
+    kept. OSError names ``fix`` when the cache is not writable; whatever ``fill`` raises leaves
+    nothing behind."""
     folder = cache_dir / name
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=cache_dir))
     except OSError as exc:
-        raise OSError(f"cannot write the model cache {cache_dir} ({exc}). Fix: set "
-                      "GRAPHMEM_EMBEDDING_CACHE_DIR to a writable folder") from exc
+        raise OSError(f"cannot write the model cache {cache_dir} ({exc}). Fix: {fix}") from exc
     try:
-        (tmp / "SOURCE").write_text(fill(tmp), encoding="utf-8")
+        source = fill(tmp)
+        if source is not None:
+            (tmp / "SOURCE").write_text(source, encoding="utf-8")
         tmp.chmod(0o755)
         try:
             tmp.rename(folder)

@@ -241,7 +241,7 @@ def schema_sparse(
     """Give every stored message (all tenants) the word pieces of the configured sparse model
     (GRAPHMEM_SPARSE), after turning it on over existing messages; new messages get them from
     formation. Resumable; safe beside a running API."""
-    from graphmem.embedders.sparse import sparse_encoder
+    from graphmem.embedders.sparse import SparseEncoder
     from graphmem.formation.sparse import backfill
     from graphmem.store import Store
 
@@ -250,9 +250,7 @@ def schema_sparse(
         typer.echo("GRAPHMEM_SPARSE is off: set it to splade-tiny first", err=True)
         raise typer.Exit(2)
     try:
-        encoder = sparse_encoder(settings.sparse, settings.embedding_cache_dir)
-        if encoder is None:  # pragma: no cover - "off" is refused above
-            raise typer.Exit(2)
+        encoder = SparseEncoder.load(settings.embedding_cache_dir)  # the one model there is
         store = Store(settings)
         try:
             done = backfill(store, encoder, batch,

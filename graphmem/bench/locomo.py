@@ -45,9 +45,9 @@ from graphmem.service import Memory
 
 METHODS: tuple[Method, ...] = ("fulltext", "vector", "rrf", "rrf_expand", "graph", "iterative")
 FORMED_METHODS: tuple[Method, ...] = ("rrf_windows",)
+"""Methods scored after formation (they search the turn windows formation builds)."""
 SPARSE_METHODS: tuple[Method, ...] = ("rrf_expand", "graph", "iterative")
 """With a sparse model, these methods are scored again without its list (``without_sparse``)."""
-"""Methods scored after formation (they search the turn windows formation builds)."""
 BUDGETS = (5, 10, 20, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 BATCH = 100
@@ -200,18 +200,9 @@ def latency_sparse(
 ) -> dict[str, dict[str, float]]:
     """`Memory.search` wall time of rrf_expand (k=10, no budget) with the sparse list and without
     it, interleaved question by question, after a warm-up."""
-    variants = {"with_sparse": rs, "without_sparse": rs.with_(sparse=False)}
-    for p in probes[:WARMUP]:
-        for v in variants.values():
-            mem.search(tenant, SearchRequest(query=p.query, owner=p.owner), v)
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    for p in probes:
-        _check(stop)
-        for name, v in variants.items():
-            t0 = time.perf_counter()
-            mem.search(tenant, SearchRequest(query=p.query, owner=p.owner), v)
-            times[name].append((time.perf_counter() - t0) * 1000)
-    return {name: _percentiles(t) for name, t in times.items()}
+    return _interleaved(mem, tenant, probes, {
+        "with_sparse": ("rrf_expand", rs),
+        "without_sparse": ("rrf_expand", rs.with_(sparse=False))}, stop)
 
 
 def latency_side_by_side(
@@ -220,18 +211,29 @@ def latency_side_by_side(
 ) -> dict[str, dict[str, float]]:
     """`Memory.search` wall time per method, k=10, no budget, the methods interleaved question by
     question (a busy machine slows them alike), after a warm-up."""
+    return _interleaved(mem, tenant, probes, {m: (m, None) for m in methods}, stop)
+
+
+def _interleaved(
+    mem: Memory, tenant: str, probes: Sequence[Probe],
+    variants: dict[str, tuple[Method, RetrievalSettings | None]],
+    stop: threading.Event | None = None,
+) -> dict[str, dict[str, float]]:
+    """Wall time of each variant (a method, and settings or the Memory's own), k=10, no budget,
+    the variants interleaved question by question, after a warm-up."""
+    tm = mem.for_tenant(tenant)
     for p in probes[:WARMUP]:
-        for m in methods:
-            mem.for_tenant(tenant).search(SearchRequest(query=p.query, owner=p.owner, method=m))
-    times: dict[str, list[float]] = {m: [] for m in methods}
+        for m, rs in variants.values():
+            tm.search(SearchRequest(query=p.query, owner=p.owner, method=m), rs)
+    times: dict[str, list[float]] = {name: [] for name in variants}
     for p in probes:
         _check(stop)
-        for m in methods:
+        for name, (m, rs) in variants.items():
             req = SearchRequest(query=p.query, owner=p.owner, method=m)
             t0 = time.perf_counter()
-            mem.for_tenant(tenant).search(req)
-            times[m].append((time.perf_counter() - t0) * 1000)
-    return {m: _percentiles(t) for m, t in times.items()}
+            tm.search(req, rs)
+            times[name].append((time.perf_counter() - t0) * 1000)
+    return {name: _percentiles(t) for name, t in times.items()}
 
 
 def latency_stages(

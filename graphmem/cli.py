@@ -820,6 +820,10 @@ def bench_scale(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here "
                                                   "(after every checkpoint)")] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Keep what was written")] = False,
+    vectors: Annotated[str, typer.Option(help="embed: every text by the model; reuse: a "
+                                         "synthetic turn gets its source turn's vector, "
+                                         "perturbed (measures the store without the "
+                                         "model's CPU)")] = "embed",
     plot_dir: PlotDir = None,
 ) -> None:
     """The scale curve: synthetic conversations (LoCoMo copies, new owners, shifted in time)
@@ -835,9 +839,11 @@ def bench_scale(
         raise typer.BadParameter("give at least one positive size", param_hint="--sizes")
     if not data.is_file():
         raise typer.BadParameter(f"no file {data}", param_hint="--data")
+    if vectors not in ("embed", "reuse"):
+        raise typer.BadParameter("embed or reuse", param_hint="--vectors")
     try:
         out = scale.main(Settings(), data, points, one_owner=one_owner, questions=questions,
-                         json_out=json_out, keep=keep)
+                         json_out=json_out, keep=keep, vectors=vectors)
     except GraphMemError as exc:
         raise _fail(exc) from exc
     if plot_dir is not None:

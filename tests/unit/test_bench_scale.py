@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -94,3 +96,51 @@ def test_the_chart_and_the_table(tmp_path: Path) -> None:
     text = scale.report(out)
     assert "100000 msgs" in text and "rrf_expand p50 30.0 p95 60.0" in text and "~2.8 h" in text
     assert scale.plot_curve({"checkpoints": []}, tmp_path) == []
+
+
+class CountingEmbedder:
+    """A deterministic 8-dimensional embedder that counts the texts it embeds."""
+
+    name = "counting"
+    dimensions = 8
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts.extend(texts)
+        out = []
+        for t in texts:
+            v = [float((hash(t) >> (4 * i)) % 7 + 1) for i in range(8)]
+            n = math.sqrt(sum(x * x for x in v))
+            out.append([x / n for x in v])
+        return out
+
+
+def test_a_copy_shares_its_source_key() -> None:
+    conv = conversation("conv-1", 12)
+    names = {"Caroline", "Melanie"}
+    for copy in (1, 7, 60):
+        for real, syn in zip(conv.messages, scale.synthetic(conv, copy), strict=True):
+            assert (scale.source_key(f"{syn.speaker}: {syn.text}", names)
+                    == scale.source_key(f"{real.speaker}: {real.text}", names))
+    assert scale.source_key("Caroline: Hey!", names) != scale.source_key("Caroline: Bye!", names)
+
+
+def test_reused_vectors_embed_each_source_once_and_perturb_copies() -> None:
+    conv = conversation("conv-1", 4)
+    inner = CountingEmbedder()
+    reuse = scale.ReusedVectors(inner, {"Caroline", "Melanie"})
+    real = [f"{m.speaker}: {m.text}" for m in conv.messages]
+    copies = [f"{m.speaker}: {m.text}" for m in scale.synthetic(conv, 3)]
+    first = reuse.embed(real)
+    assert first == inner.embed(real)  # a source text gets the model's own vector
+    inner.texts.clear()
+    again = reuse.embed(copies)
+    assert inner.texts == []  # no copy reached the model
+    assert reuse.embed(copies) == again  # deterministic
+    for src, cp in zip(first, again, strict=True):
+        assert cp != src
+        assert math.isclose(sum(x * x for x in cp), 1.0, rel_tol=1e-9)
+        assert sum(a * b for a, b in zip(src, cp, strict=True)) > 0.5
+    assert reuse.reused == 2 * len(copies)  # two calls of the copies

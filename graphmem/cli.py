@@ -901,13 +901,19 @@ def bench_plot(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the PNG charts")],
 ) -> None:
     """Charts of an existing bench JSON: recall per budget per method, recall per category at
-    budget 10, latency per method."""
+    budget 10, latency per method; for a scale curve, its chart."""
     try:
         figures = json.loads(json_in.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise typer.BadParameter(f"{json_in}: not JSON ({exc})", param_hint="--json") from None
     if not isinstance(figures, dict):
         raise typer.BadParameter(f"{json_in}: not a JSON object", param_hint="--json")
+    if "checkpoints" in figures:  # a scale curve (graphmem bench scale)
+        from graphmem.bench import scale
+
+        for path in scale.plot_curve(figures, out_dir):
+            console.print(f"chart: {path}", highlight=False)
+        return
     _plot(figures, out_dir)
 
 

@@ -32,7 +32,7 @@ else
 endif
 
 test: setup lint
-	HF_HUB_OFFLINE=1 $(BIN)/pytest -q
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q --durations=25
 
 unit: setup
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q tests/unit

@@ -839,8 +839,8 @@ def bench_scale(
         raise typer.BadParameter("give at least one positive size", param_hint="--sizes")
     if not data.is_file():
         raise typer.BadParameter(f"no file {data}", param_hint="--data")
-    if vectors not in ("embed", "reuse"):
-        raise typer.BadParameter("embed or reuse", param_hint="--vectors")
+    if vectors not in scale.VECTORS:
+        raise typer.BadParameter(" or ".join(scale.VECTORS), param_hint="--vectors")
     try:
         out = scale.main(Settings(), data, points, one_owner=one_owner, questions=questions,
                          json_out=json_out, keep=keep, vectors=vectors)

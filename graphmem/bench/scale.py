@@ -19,6 +19,7 @@ deterministic noise (cosine to it about that of a real copy, embedded), instead 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -29,6 +30,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from graphmem.bench.locomo import _log, _percentiles, _revision, _sigterm_exits, probes_of
 from graphmem.bench.units import Probe, evidence_recall
@@ -133,7 +136,10 @@ def select(probes: Sequence[Probe], n: int) -> list[Probe]:
     return [probes[int(i * step)] for i in range(n)]
 
 
+VECTORS = ("embed", "reuse")
+"""``--vectors``: every text embedded by the model, or synthetic turns reusing their source's."""
 _SPEAKER = re.compile(r"^[^:\n]{1,80}: ")
+_OPENINGS = sorted((p for p in PREFIXES if p), key=len, reverse=True)
 _SYNONYM = re.compile(r"\b(" + "|".join(sorted(SWAPS.values(), key=len, reverse=True)) + r")\b")
 _BACK = {v: k for k, v in SWAPS.items()}
 NOISE = 0.037
@@ -142,17 +148,23 @@ them the cosine to the source vector is about 0.81, the median cosine between a 
 synthetic copy embedded by MiniLM (150 LoCoMo turns; p10 0.64, p90 0.92)."""
 
 
+@functools.lru_cache(maxsize=8)
+def _names_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    known = sorted(names | set(NAMES), key=len, reverse=True)
+    return re.compile(r"\b(" + "|".join(re.escape(n) for n in known) + r")\b")
+
+
 def source_key(text: str, names: Iterable[str]) -> str:
     """What a synthetic unit shares with the real one it was copied from: the text without its
     "speaker: " label and opening word, every speaker name (real or synthetic) blanked, synonyms
     swapped back, lower-cased."""
     body = _SPEAKER.sub("", text, count=1)
-    for prefix in sorted((p for p in PREFIXES if p), key=len, reverse=True):
+    for prefix in _OPENINGS:
         if body.startswith(prefix):
             body = body[len(prefix):]
             break
-    known = sorted(set(names) | set(NAMES), key=len, reverse=True)
-    body = re.sub(r"\b(" + "|".join(re.escape(n) for n in known) + r")\b", "_", body)
+    names = names if isinstance(names, frozenset) else frozenset(names)
+    body = _names_pattern(names).sub("_", body)
     body = _SYNONYM.sub(lambda m: _BACK[m.group(1)], body)
     return body.lower()
 
@@ -165,7 +177,7 @@ class ReusedVectors(WrappedEmbedder):
 
     def __init__(self, inner: Embedder, names: Iterable[str], noise: float = NOISE) -> None:
         super().__init__(inner)
-        self._names = sorted(set(names))
+        self._names = frozenset(names)
         self._noise = noise
         self._seen: dict[str, tuple[str, list[float]]] = {}
         self._lock = threading.Lock()
@@ -198,8 +210,6 @@ class ReusedVectors(WrappedEmbedder):
 def perturbed(vector: Sequence[float], text: str, noise: float) -> list[float]:
     """``vector`` plus Gaussian noise seeded by ``text`` (the same text, the same vector),
     normalised."""
-    import numpy as np
-
     seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
     v = np.asarray(vector, dtype=np.float64) + np.random.default_rng(seed).normal(
         0.0, noise, len(vector))
@@ -293,8 +303,8 @@ def main(
     conversations go in whole first, even past the first size). ``memory``: use this one
     (left open) instead of opening one. ``vectors``: ``embed`` (every text by the model) or
     ``reuse`` (`ReusedVectors`)."""
-    if vectors not in ("embed", "reuse"):
-        raise ValueError(f"vectors must be embed or reuse, not {vectors!r}")
+    if vectors not in VECTORS:
+        raise ValueError(f"vectors must be one of {VECTORS}, not {vectors!r}")
     sizes = sorted(set(sizes))
     convs = [c for c in locomo.load(data) if c.messages]
     if not convs:

@@ -101,6 +101,7 @@ class SparseEncoder:
         self._tokenizer.enable_truncation(WINDOW)
         self._tokenizer.no_padding()  # the file may ask for padding: batches pad here
         self._model: Any = AutoModelForMaskedLM.from_pretrained(str(folder)).eval()
+        torch.set_num_threads(1)  # see the class doc
         self._lock = threading.Lock()
 
     @classmethod
@@ -115,7 +116,6 @@ class SparseEncoder:
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out: list[Weights] = [[] for _ in texts]
         with self._lock, self._torch.inference_mode():
-            self._torch.set_num_threads(1)  # see the class doc
             for start in range(0, len(order), BATCH):
                 batch = order[start : start + BATCH]
                 for i, weights in zip(batch, self._batch([ids[i] for i in batch], top),

@@ -13,11 +13,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from graphmem.errors import GraphMemError, InvalidInput, StoreUnavailable
+from graphmem.errors import GraphMemError, InvalidInput, StoreBusy, StoreUnavailable
 
 log = logging.getLogger("graphmem.api")
 PROBLEM = "application/problem+json"
 UNREACHABLE = "Neo4j is unreachable; retry later"
+BUSY = "Neo4j is busy with conflicting writes; nothing was written, retry later"
 
 
 def problem(status: int, title: str, detail: str, *, headers: dict[str, str] | None = None,
@@ -33,8 +34,8 @@ def problem(status: int, title: str, detail: str, *, headers: dict[str, str] | N
 
 def store_unavailable(exc: StoreUnavailable) -> JSONResponse:
     """503 without the store's address: the detail (host, port, driver message) goes to the log."""
-    log.warning("store unavailable: %s", exc.detail)
-    return problem(503, exc.title, UNREACHABLE)
+    log.warning("%s: %s", exc.title, exc.detail)
+    return problem(503, exc.title, BUSY if isinstance(exc, StoreBusy) else UNREACHABLE)
 
 
 def _field(loc: tuple[Any, ...]) -> str:

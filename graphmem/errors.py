@@ -67,6 +67,14 @@ class StoreUnavailable(GraphMemError):
     title = "store unavailable"
 
 
+class StoreBusy(StoreUnavailable):
+    """Neo4j kept aborting the transaction as transient (lock contention, a deadlock it broke,
+    memory pressure) until the driver's retries ran out: nothing was committed; the same request
+    can be sent again."""
+
+    title = "store busy"
+
+
 class SchemaMismatch(GraphMemError):
     status = 500
     title = "schema mismatch"

@@ -169,7 +169,9 @@ def prepare(batch: list[MessageIn], settings: Settings) -> Prepared:
         s["ids"].add(row["id"])
         s["min_ts"] = min(s["min_ts"], row["timestamp"])
         s["max_ts"] = max(s["max_ts"], row["timestamp"])
-    return Prepared(list(rows.values()), list(sessions.values()), units)
+    # sessions in (owner, session_id) order: a batch spanning sessions locks them in the order
+    # every other batch does (`link_sessions.cypher`), so concurrent batches never deadlock
+    return Prepared(list(rows.values()), [sessions[k] for k in sorted(sessions)], units)
 
 
 @dataclass(frozen=True)

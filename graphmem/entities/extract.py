@@ -205,15 +205,17 @@ def query_mentions(query: str, dates: Sequence[tuple[date, date]] = (),
 
 
 def message_mentions(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The mention rows `write_mentions.cypher` takes, for ingest rows ({id, owner, speaker,
-    text, event_starts, event_ends}). A word opening a sentence counts as a name when it is a
-    speaker of the batch or is capitalised inside a sentence somewhere in the batch."""
+    """The mention rows `write_mentions.cypher` takes ({message_id, owner, name, kind}, one per
+    message and entity), for ingest rows ({id, owner, speaker, text, event_starts,
+    event_ends}). A word opening a sentence counts as a name when it is a speaker of the batch
+    or is capitalised inside a sentence somewhere in the batch. Sorted by entity (owner, name):
+    every batch locks the entities it links in that one order, so concurrent batches of an
+    owner wait for each other instead of deadlocking."""
     known = inner_names(r["text"] for r in rows) | {normalise(r["speaker"]) for r in rows}
     out: list[dict[str, Any]] = []
     for r in rows:
         dates = list(zip(r.get("event_starts") or (), r.get("event_ends") or (), strict=True))
-        found = mentions(r["text"], r["speaker"], dates, known)
-        if found:
-            out.append({"message_id": r["id"], "owner": r["owner"],
-                        "entities": [{"name": m.name, "kind": m.kind} for m in found]})
-    return out
+        for m in mentions(r["text"], r["speaker"], dates, known):
+            out.append({"message_id": r["id"], "owner": r["owner"], "name": m.name,
+                        "kind": m.kind})
+    return sorted(out, key=lambda x: (x["owner"], x["name"], x["message_id"]))

@@ -26,7 +26,7 @@ from neo4j import exceptions as nx
 
 from graphmem import cypher, metrics
 from graphmem.config import Settings
-from graphmem.errors import GraphMemError, SchemaMismatch, StoreUnavailable
+from graphmem.errors import GraphMemError, SchemaMismatch, StoreBusy, StoreUnavailable
 from graphmem.store import scope
 from graphmem.store.tenant import TenantStore
 
@@ -34,6 +34,10 @@ Row = dict[str, Any]
 VECTOR_INDEXES = ("sentence_vector", "fact_vector", "episode_vector", "window_vector",
                   "case_vector", "skill_vector")
 SEARCH_SINCE = (2026, 1)
+# How long the driver retries a transaction Neo4j aborted as transient (a deadlock it broke, a
+# lock wait), with backoff, before the request fails as StoreBusy. Contended writes of one owner
+# on a busy machine outlast 5 s.
+TRANSACTION_RETRY_S = 15.0
 """The first Neo4j version with vector search filtered inside the index (Cypher 25 SEARCH)."""
 _VECTOR_DDL = re.compile(
     r"CREATE\s+VECTOR\s+INDEX\s+(\w+).*?\bON\s+\w+\.(\w+)\s+WITH\s+\[([^\]]*)\]", re.S | re.I)
@@ -67,7 +71,8 @@ def search_variant(name: str) -> str | None:
 
 @contextlib.contextmanager
 def _translated() -> Iterator[None]:
-    """Driver failures that mean 'Neo4j is not reachable now' become StoreUnavailable (503)."""
+    """Driver failures that mean 'Neo4j is not reachable now' become StoreUnavailable (503), and
+    transient aborts that outlast the driver's retries StoreBusy (503: nothing was committed)."""
     try:
         with metrics.counting_neo4j_errors():  # by kind, for /metrics
             yield
@@ -77,6 +82,8 @@ def _translated() -> Iterator[None]:
         raise StoreUnavailable(f"Neo4j is unreachable: {exc}") from exc
     except nx.AuthError as exc:
         raise StoreUnavailable(f"Neo4j refused the credentials: {exc}") from exc
+    except nx.TransientError as exc:  # still transient after the driver's retries
+        raise StoreBusy(f"Neo4j aborted the transaction as transient: {exc}") from exc
     except nx.DriverError as exc:
         raise StoreUnavailable(f"Neo4j driver error: {exc}") from exc
 
@@ -134,7 +141,7 @@ class Store:
             auth=auth,
             connection_timeout=5.0,
             connection_acquisition_timeout=10.0,
-            max_transaction_retry_time=5.0,
+            max_transaction_retry_time=TRANSACTION_RETRY_S,
             liveness_check_timeout=5.0,
             notifications_min_severity="OFF",
         )

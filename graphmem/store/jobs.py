@@ -18,6 +18,7 @@ from urllib.parse import unquote
 from neo4j import ManagedTransaction
 
 from graphmem import cypher
+from graphmem.errors import StoreBusy
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
@@ -88,7 +89,7 @@ def enqueue_tx(
                 done[r["slot"]] = {"id": r["id"], "created": r["created"]}
         todo = {s: j for s, j in todo.items() if s not in done}
     if todo:
-        raise RuntimeError(f"could not enqueue {sorted(todo)} in {ENQUEUE_ROUNDS} rounds")
+        raise StoreBusy(f"could not enqueue {sorted(todo)} in {ENQUEUE_ROUNDS} rounds")
     return list(done.values())
 
 

@@ -110,7 +110,8 @@ def _batches(owners: list[str]) -> list[list[dict[str, Any]]]:
 
 
 def test_two_apis_and_two_workers_lose_nothing_and_form_nothing_twice(
-        cluster: list[str], memory: Memory, tenant: str, cypher: Any) -> None:
+        cluster: list[str], memory: Memory, tenant: str, cypher: Any, tmp_path: Path) -> None:
+    logs = tmp_path
     owners = [owner() for _ in range(OWNERS)]
     batches = _batches(owners)
     headers = {"Authorization": f"Bearer {KEY}"}
@@ -122,7 +123,7 @@ def test_two_apis_and_two_workers_lose_nothing_and_form_nothing_twice(
         targets = [n % 2] + ([(n + 1) % 2] if n % 5 == 0 else [])
         for t in targets:
             r = clients[t].post("/v1/messages", json={"messages": batches[n]})
-            assert r.status_code == 201, r.text
+            assert r.status_code == 201, r.text + "\n" + _logs(logs)
             acked += r.json()["ids"]
         return acked
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from graphmem.api.openapi import METHODS, PROBLEM_REF, document
-from graphmem.api.problems import PROBLEM, _field, problem
+from graphmem.api.problems import BUSY, PROBLEM, UNREACHABLE, _field, problem, store_unavailable
+from graphmem.errors import StoreBusy, StoreUnavailable
 
 
 @pytest.mark.parametrize(
@@ -136,3 +137,15 @@ def test_document_on_a_minimal_schema() -> None:
     assert sorted(out["paths"]["/healthz"]["get"]["responses"]) == ["200", "500", "503"]
     assert "security" not in out["paths"]["/healthz"]["get"]
     assert sorted(out["components"]["schemas"]) == ["Problem"]
+
+
+@pytest.mark.parametrize(("exc", "title", "detail"), [
+    (StoreUnavailable("bolt://10.0.0.5:7687 refused"), "store unavailable", UNREACHABLE),
+    (StoreBusy("DeadlockDetected, after 15 s of retries"), "store busy", BUSY),
+])
+def test_store_failures_are_503_without_the_drivers_words(
+        exc: StoreUnavailable, title: str, detail: str) -> None:
+    response = store_unavailable(exc)
+    assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    assert json.loads(bytes(response.body))["title"] == title
+    assert json.loads(bytes(response.body))["detail"] == detail

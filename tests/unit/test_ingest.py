@@ -211,6 +211,14 @@ def test_prepare_collapses_exact_duplicates(settings: Settings) -> None:
     assert [r["index"] for r in prepared.messages] == [0, 2]
 
 
+def test_prepare_lists_sessions_in_one_lock_order(settings: Settings) -> None:
+    batch = [msg(owner="b", session_id="s1"), msg(owner="a", session_id="s2", text="x"),
+             msg(owner="a", session_id="s1", text="y")]
+    sessions = prepare(batch, settings).sessions
+    assert [(s["owner"], s["session_id"]) for s in sessions] == [("a", "s1"), ("a", "s2"),
+                                                                 ("b", "s1")]
+
+
 def test_prepare_same_id_other_content_conflicts(settings: Settings) -> None:
     with pytest.raises(Conflict) as info:
         prepare([msg(id="x", text="one"), msg(id="x", text="two")], settings)

@@ -1,5 +1,6 @@
 """`graphmem.store.core.rows`: records to rows exactly as ``native(record.data())`` makes them,
-on the fast path (plain values) and off it (temporal, spatial and other driver values)."""
+on the fast path (plain values) and off it (temporal, spatial and other driver values); and
+`_translated`: which driver failures become graphmem's 503 errors."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 from neo4j.spatial import CartesianPoint
 from neo4j.time import Date, DateTime, Duration
 
-from graphmem.store.core import native, rows
+from graphmem.errors import StoreBusy, StoreUnavailable
+from graphmem.store.core import _translated, native, rows
 
 AT = DateTime(2023, 5, 8, 13, 56, 0, tzinfo=timezone(timedelta(hours=2)))
 RECORDS = [
@@ -38,3 +40,19 @@ def test_date_times_become_aware_utc_datetimes() -> None:
 
 def test_no_records_no_rows() -> None:
     assert rows([]) == []
+
+
+# --- driver failures, translated ------------------------------------------------------------
+@pytest.mark.parametrize(("raised", "expected"), [
+    (neo4j.exceptions.ServiceUnavailable("down"), StoreUnavailable),
+    (neo4j.exceptions.TransientError("deadlock"), StoreBusy),
+])
+def test_driver_failures_become_503_errors(raised: Exception, expected: type) -> None:
+    with pytest.raises(expected) as info, _translated():
+        raise raised
+    assert isinstance(info.value, StoreUnavailable) and info.value.status == 503
+
+
+def test_a_client_error_is_not_translated() -> None:
+    with pytest.raises(neo4j.exceptions.ClientError), _translated():
+        raise neo4j.exceptions.ClientError("syntax")

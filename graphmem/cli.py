@@ -300,6 +300,7 @@ def _tenant_memory(tenant: str) -> Iterator[TenantMemory]:
     try:
         mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
         try:
+            mem.ping()  # Neo4j down: one line now, not after the query retries
             yield mem.for_tenant(tenant)
         finally:
             mem.close()

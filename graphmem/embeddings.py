@@ -232,8 +232,6 @@ def int8_onnx_model(model: str, cache_dir: Path) -> tuple[Path, str]:
     """The folder and file name of ``model`` as an int8 ONNX model, made on first use: export to
     ONNX, dynamic int8 quantization, written to a temporary folder and renamed into place, so a
     crash or a concurrent process never leaves a half-written model."""
-    from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
-
     arch = quant_arch()
     # Optimum quantises weights as signed int8, but as unsigned on AVX2 (no VNNI): quint8.
     file_name = f"onnx/model_{'quint8' if arch == 'avx2' else 'qint8'}_{arch}.onnx"
@@ -243,6 +241,8 @@ def int8_onnx_model(model: str, cache_dir: Path) -> tuple[Path, str]:
         return folder, file_name
 
     def fill(tmp: Path) -> None:
+        from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
+
         base = SentenceTransformer(_resolve(model), device="cpu", backend="onnx")
         base.save_pretrained(str(tmp))
         export_dynamic_quantized_onnx_model(base, arch, str(tmp))
@@ -271,6 +271,14 @@ def embedder_for(settings: Settings) -> Embedder:
             _shared[key] = OnnxEmbedder(MODELS[settings.embedder], settings.embedding_cache_dir,
                                         settings.embedding_quantize,
                                         settings.embedding_batch_size)
+        if key not in _shared and _packaged_int8_onnx(settings):
+            from graphmem.embedders.onnx import MINILM, OnnxEmbedder
+
+            folder, file_name = int8_onnx_model(settings.embedding_model,
+                                                settings.embedding_cache_dir)
+            _shared[key] = OnnxEmbedder.from_files(
+                MINILM, folder / file_name, folder / "tokenizer.json",
+                f"{settings.embedding_model}+int8", settings.embedding_batch_size)
         if key not in _shared:
             _shared[key] = SentenceTransformerEmbedder(
                 settings.embedding_model, settings.embedding_device, settings.embedding_batch_size,
@@ -278,6 +286,16 @@ def embedder_for(settings: Settings) -> Embedder:
                 settings.embedding_cache_dir,
             )
         return _shared[key]
+
+
+def _packaged_int8_onnx(settings: Settings) -> bool:
+    """Whether the default model (packaged MiniLM, int8, ONNX Runtime on CPU) is asked for: it
+    runs on ONNX Runtime directly (`graphmem.embedders.onnx.MINILM`), the same vectors
+    sentence-transformers gives without importing torch (once its int8 export is cached)."""
+    return (settings.embedding_model in (PACKAGED_MODEL, f"sentence-transformers/{PACKAGED_MODEL}")
+            and settings.embedding_quantize and settings.embedding_backend == "onnx"
+            and settings.embedding_device == "cpu" and _installed("onnxruntime")
+            and _installed("tokenizers"))
 
 
 KNOWN_DIMENSIONS = {PACKAGED_MODEL: 384, f"sentence-transformers/{PACKAGED_MODEL}": 384,

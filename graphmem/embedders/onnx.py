@@ -31,8 +31,12 @@ class ModelSpec:
     pooling: Literal["mean", "cls"]
     query_prefix: str
     passage_prefix: str
-    fp32: Artifact
-    int8: Artifact
+    fp32: Artifact | None = None
+    int8: Artifact | None = None
+    order: Literal["tokens", "characters"] = "tokens"
+    """How a call's texts are ordered into batches, longest first (texts padded together
+    influence each other's int8 activations a little: `characters` is sentence-transformers'
+    order, so its vectors are reproduced exactly)."""
 
 
 def _jar(artifact: str, file: str) -> Artifact:
@@ -50,6 +54,11 @@ MODELS: dict[str, ModelSpec] = {
 }
 """Model weights: MIT (intfloat/e5-small-v2, BAAI/bge-small-en-v1.5); the jars: Apache-2.0."""
 
+MINILM = ModelSpec("all-MiniLM-L6-v2", "mean", "", "", order="characters")
+"""The packaged all-MiniLM-L6-v2 (Apache-2.0) in its int8 export
+(`graphmem.embeddings.int8_onnx_model`), read here as sentence-transformers reads it (mean
+pooling, window 256, its batch order), without importing torch: a process starts ~9 s sooner."""
+
 Matrix = npt.NDArray[np.float32]
 
 
@@ -58,20 +67,37 @@ class OnnxEmbedder:
 
     def __init__(self, spec: ModelSpec, cache_dir: Path, quantize: bool = True,
                  batch_size: int = 32) -> None:
+        """``spec``'s model from its Maven jar (fetched into ``cache_dir`` once)."""
+        artifact = spec.int8 if quantize else spec.fp32
+        if artifact is None:
+            raise ValueError(f"{spec.name} has no {'int8' if quantize else 'fp32'} jar")
+        folder = fetch(artifact, cache_dir)
+        self._load(spec, folder / "model.onnx", folder / "tokenizer.json",
+                   f"{spec.name}+int8" if quantize else spec.name, batch_size)
+
+    @classmethod
+    def from_files(cls, spec: ModelSpec, model: Path, tokenizer: Path, name: str,
+                   batch_size: int = 32) -> OnnxEmbedder:
+        """``spec``'s model from an ONNX file and a ``tokenizer.json`` already on disk."""
+        out = cls.__new__(cls)
+        out._load(spec, model, tokenizer, name, batch_size)
+        return out
+
+    def _load(self, spec: ModelSpec, model: Path, tokenizer: Path, name: str,
+              batch_size: int) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer  # type: ignore[import-untyped]
 
         from graphmem.embedders.runtime import ort_options
 
         self.spec = spec
-        folder = fetch(spec.int8 if quantize else spec.fp32, cache_dir)
-        self._name = f"{spec.name}+int8" if quantize else spec.name
+        self._name = name
         self._batch_size = batch_size
         self._lock = threading.Lock()
-        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=WINDOW)
-        self._session = ort.InferenceSession(str(folder / "model.onnx"), ort_options(),
+        self._session = ort.InferenceSession(str(model), ort_options(),
                                              providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._dims = int(self._session.get_outputs()[0].shape[-1])
@@ -107,7 +133,10 @@ class OnnxEmbedder:
             return []
         encodings = self._tokenizer.encode_batch(texts)
         # longest first, in batches: little padding (as sentence-transformers does)
-        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        if self.spec.order == "characters":
+            order = [int(i) for i in np.argsort([-len(t) for t in texts])]
+        else:
+            order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
         out = np.zeros((len(texts), self._dims), dtype=np.float32)
         with self._lock:
             for start in range(0, len(order), self._batch_size):

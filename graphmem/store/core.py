@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import re
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction, RoutingControl, Session
@@ -31,13 +32,16 @@ from graphmem.store import scope
 from graphmem.store.tenant import TenantStore
 
 Row = dict[str, Any]
+T = TypeVar("T")
 VECTOR_INDEXES = ("sentence_vector", "fact_vector", "episode_vector", "window_vector",
                   "case_vector", "skill_vector")
 SEARCH_SINCE = (2026, 1)
-# How long the driver retries a transaction Neo4j aborted as transient (a deadlock it broke, a
-# lock wait), with backoff, before the request fails as StoreBusy. Contended writes of one owner
-# on a busy machine outlast 5 s.
-TRANSACTION_RETRY_S = 15.0
+# How long the driver retries a failed transaction (Neo4j unreachable, or aborted as transient),
+# with backoff; a transient abort (a deadlock Neo4j broke, a lock wait that timed out) is then
+# retried on until TRANSIENT_RETRY_S, before the request fails as StoreBusy. Contended writes on
+# a busy machine outlast 5 s; an unreachable Neo4j should not keep a caller waiting for 15.
+DRIVER_RETRY_S = 5.0
+TRANSIENT_RETRY_S = 15.0
 """The first Neo4j version with vector search filtered inside the index (Cypher 25 SEARCH)."""
 _VECTOR_DDL = re.compile(
     r"CREATE\s+VECTOR\s+INDEX\s+(\w+).*?\bON\s+\w+\.(\w+)\s+WITH\s+\[([^\]]*)\]", re.S | re.I)
@@ -86,6 +90,20 @@ def _translated() -> Iterator[None]:
         raise StoreBusy(f"Neo4j aborted the transaction as transient: {exc}") from exc
     except nx.DriverError as exc:
         raise StoreUnavailable(f"Neo4j driver error: {exc}") from exc
+
+
+def _retrying_transient(attempt: Callable[[], T], limit_s: float = TRANSIENT_RETRY_S) -> T:
+    """``attempt()``, again (after 0.5-1 s) while it fails as transient and ``limit_s`` has not
+    passed: the driver's own retries stop after DRIVER_RETRY_S."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        try:
+            return attempt()
+        except nx.TransientError as exc:
+            if time.monotonic() + 1.0 > deadline:
+                raise
+            log.info("transient abort outlasted the driver's retries; again: %s", exc.code)
+            time.sleep(random.uniform(0.5, 1.0))
 
 
 def native(value: Any) -> Any:
@@ -141,7 +159,7 @@ class Store:
             auth=auth,
             connection_timeout=5.0,
             connection_acquisition_timeout=10.0,
-            max_transaction_retry_time=TRANSACTION_RETRY_S,
+            max_transaction_retry_time=DRIVER_RETRY_S,
             liveness_check_timeout=5.0,
             notifications_min_severity="OFF",
         )
@@ -185,9 +203,9 @@ class Store:
     def _execute(self, name: str, write: bool, params: dict[str, Any]) -> list[Row]:
         routing = RoutingControl.WRITE if write else RoutingControl.READ
         with _translated():
-            records, _, _ = self._driver.execute_query(
+            records, _, _ = _retrying_transient(lambda: self._driver.execute_query(
                 cypher.load(name), params, database_=self._db, routing_=routing
-            )
+            ))
         return rows(records)
 
     def run_statements(self, name: str, **params: Any) -> None:
@@ -199,8 +217,12 @@ class Store:
 
     def write_tx(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         """Run ``work`` in one write transaction: all of it commits, or none of it."""
-        with _translated(), self._session() as session:
-            return session.execute_write(work)
+        def attempt() -> Any:
+            with self._session() as session:
+                return session.execute_write(work)
+
+        with _translated():
+            return _retrying_transient(attempt)
 
     def _session(self) -> Session:
         """A session sharing `execute_query`'s bookmarks: on a cluster, a read that follows a
@@ -212,6 +234,7 @@ class Store:
     def apply_schema(self, model: str, dimensions: int, timeout_s: float = 300.0) -> None:
         """Create constraints and indexes (idempotent), refuse a database built for another
         embedding model, and wait until every index is ONLINE."""
+        self.ping()  # an unreachable Neo4j fails here at once, not after the query retries
         if (built := self.embedding_meta()) is not None:
             _check_model(built, model, dimensions)
         existing = self.run("queries/index_states")

@@ -3,6 +3,9 @@ Runtime stays close to them and is exported once into the cache. No services; th
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -147,3 +150,25 @@ def test_query_memo_embeds_each_query_once() -> None:
     assert memo.embed_query(["ab", "ab"]) == [[2.0, 1.0], [2.0, 1.0]]
     assert memo.embed_query(["ab"]) == [[2.0, 1.0]] and model.calls == 1
     assert memo.embed(["abc"]) == [[3.0, 1.0]] and model.calls == 2  # documents: not memoised
+
+
+def test_the_default_model_gives_sentence_transformers_vectors_without_torch(cache: Path) -> None:
+    """The default (packaged MiniLM, int8, ONNX Runtime) runs without sentence-transformers and
+    torch: a process that embeds starts seconds sooner, with the same vectors."""
+    settings = Settings(embedding_cache_dir=cache)
+    ours = embedder_for(settings)
+    theirs = SentenceTransformerEmbedder(PACKAGED_MODEL, quantize=True, cache_dir=cache)
+    assert (ours.name, ours.dimensions) == (theirs.name, theirs.dimensions)
+    texts = [*TEXTS, "word " * 600, "Hi!"]  # one batch: padded together, as theirs pads
+    assert np.abs(np.array(ours.embed(texts)) - _vectors(theirs, texts)).max() < 1e-6
+    assert ours.embed_query([QUERY]) == ours.embed([QUERY])
+    assert np.abs(np.array(ours.embed_query([QUERY])) - _vectors(theirs, [QUERY])).max() < 1e-6
+    assert ours.count_tokens(texts) == theirs.count_tokens(texts)
+    code = ("import sys; from graphmem.config import Settings; from graphmem.embeddings import "
+            f"embedder_for; e = embedder_for(Settings(embedding_cache_dir={str(cache)!r})); "
+            "e.embed(['hi']); print(sorted({'torch', 'sentence_transformers', 'transformers'} "
+            "& set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -12,7 +12,7 @@ from neo4j.spatial import CartesianPoint
 from neo4j.time import Date, DateTime, Duration
 
 from graphmem.errors import StoreBusy, StoreUnavailable
-from graphmem.store.core import _translated, native, rows
+from graphmem.store.core import _retrying_transient, _translated, native, rows
 
 AT = DateTime(2023, 5, 8, 13, 56, 0, tzinfo=timezone(timedelta(hours=2)))
 RECORDS = [
@@ -56,3 +56,36 @@ def test_driver_failures_become_503_errors(raised: Exception, expected: type) ->
 def test_a_client_error_is_not_translated() -> None:
     with pytest.raises(neo4j.exceptions.ClientError), _translated():
         raise neo4j.exceptions.ClientError("syntax")
+
+
+def test_a_transient_abort_is_tried_again_until_the_limit() -> None:
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise neo4j.exceptions.TransientError("deadlock")
+        return "committed"
+
+    assert _retrying_transient(flaky, limit_s=10) == "committed" and len(calls) == 3
+
+    def stuck() -> str:
+        calls.append(1)
+        raise neo4j.exceptions.TransientError("deadlock")
+
+    calls.clear()
+    with pytest.raises(neo4j.exceptions.TransientError):
+        _retrying_transient(stuck, limit_s=1.5)
+    assert 1 <= len(calls) <= 2
+
+
+def test_other_failures_are_not_tried_again() -> None:
+    calls: list[int] = []
+
+    def down() -> str:
+        calls.append(1)
+        raise neo4j.exceptions.ServiceUnavailable("refused")  # the driver retried it already
+
+    with pytest.raises(neo4j.exceptions.ServiceUnavailable):
+        _retrying_transient(down, limit_s=10)
+    assert calls == [1]

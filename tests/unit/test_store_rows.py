@@ -4,6 +4,7 @@ on the fast path (plain values) and off it (temporal, spatial and other driver v
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import neo4j
@@ -12,7 +13,8 @@ from neo4j.spatial import CartesianPoint
 from neo4j.time import Date, DateTime, Duration
 
 from graphmem.errors import StoreBusy, StoreUnavailable
-from graphmem.store.core import _retrying_transient, _translated, native, rows
+from graphmem.store import core
+from graphmem.store.core import Store, _retrying_transient, _translated, native, rows
 
 AT = DateTime(2023, 5, 8, 13, 56, 0, tzinfo=timezone(timedelta(hours=2)))
 RECORDS = [
@@ -89,3 +91,63 @@ def test_other_failures_are_not_tried_again() -> None:
     with pytest.raises(neo4j.exceptions.ServiceUnavailable):
         _retrying_transient(down, limit_s=10)
     assert calls == [1]
+
+
+class _FakeSession:
+    def __init__(self, outcomes: list[Exception | list[str]], modes: list[str], mode: str) -> None:
+        self._outcomes, self._modes, self._mode = outcomes, modes, mode
+
+    def __enter__(self) -> _FakeSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def run(self, query: str, params: dict[str, object]) -> list[str]:
+        self._modes.append(self._mode)
+        outcome = self._outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+
+class _FakeDriver:
+    execute_query_bookmark_manager = None
+
+    def __init__(self, outcomes: list[Exception | list[str]]) -> None:
+        self.outcomes = outcomes
+        self.modes: list[str] = []
+
+    def session(self, *, database: str, default_access_mode: str,
+                bookmark_manager: object) -> _FakeSession:
+        return _FakeSession(self.outcomes, self.modes, default_access_mode)
+
+
+def _store_on(driver: _FakeDriver) -> Store:
+    store = Store.__new__(Store)
+    store._driver, store._db = driver, "neo4j"  # type: ignore[assignment]
+    return store
+
+
+def test_a_read_is_one_auto_commit_read_tried_again_while_the_server_is_unreachable() -> None:
+    driver = _FakeDriver([neo4j.exceptions.ServiceUnavailable("refused"),
+                          neo4j.exceptions.SessionExpired("gone"), ["row"]])
+    assert _store_on(driver)._read("RETURN 1", {}) == ["row"]
+    assert driver.modes == [neo4j.READ_ACCESS] * 3
+
+
+def test_a_read_gives_up_once_the_driver_retry_time_is_spent(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(core, "DRIVER_RETRY_S", 0.5)
+    driver = _FakeDriver([neo4j.exceptions.ServiceUnavailable("refused")] * 50)
+    started = time.monotonic()
+    with pytest.raises(neo4j.exceptions.ServiceUnavailable):
+        _store_on(driver)._read("RETURN 1", {})
+    assert time.monotonic() - started < 1.5 and 2 <= len(driver.modes) < 10
+
+
+def test_a_client_error_of_a_read_is_not_tried_again() -> None:
+    driver = _FakeDriver([neo4j.exceptions.ClientError("syntax"), ["row"]])
+    with pytest.raises(neo4j.exceptions.ClientError):
+        _store_on(driver)._read("RETURN", {})
+    assert len(driver.modes) == 1

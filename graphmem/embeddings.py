@@ -90,16 +90,18 @@ class QueryMemo(WrappedEmbedder):
     def __init__(self, embedder: Embedder) -> None:
         super().__init__(embedder)
         self._vectors: dict[str, list[float]] = {}
+        self._lock = threading.Lock()  # searches side by side wait for one embedding
 
     @classmethod
     def of(cls, embedder: Embedder) -> QueryMemo:
         return embedder if isinstance(embedder, QueryMemo) else cls(embedder)
 
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
-        for text in texts:  # one at a time, as a search embeds its query (int8 vectors depend
-            if text not in self._vectors:  # a little on their batch-mates)
-                self._vectors[text] = query_vectors(self._inner, [text])[0]
-        return [self._vectors[t] for t in texts]
+        with self._lock:
+            for text in texts:  # one at a time, as a search embeds its query (int8 vectors
+                if text not in self._vectors:  # depend a little on their batch-mates)
+                    self._vectors[text] = query_vectors(self._inner, [text])[0]
+            return [self._vectors[t] for t in texts]
 
 
 class SentenceTransformerEmbedder:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from typing import Any
@@ -68,6 +68,9 @@ class Memory:
         self.sparse = sparse_encoder(settings.sparse, settings.embedding_cache_dir)
         self.former = Former.for_settings(settings, store, embedder, self.facts, self.sparse)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
+        # a context request's unit searches, side by side; apart from _pool, whose tasks (index
+        # queries) never wait on others, so a unit search may wait on _pool without deadlock
+        self._units = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphmem-units")
         self._decide_llm: LLMClient | None = None
         self.reader = Reader.for_settings(settings, store)
 
@@ -88,6 +91,7 @@ class Memory:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+        self._units.shutdown(wait=False)
         if self.reader is not None:
             self.reader.close()
         if self._decide_llm is not None:
@@ -207,8 +211,16 @@ class Memory:
         within ``req.max_tokens`` (`graphmem.retrieval.packing`)."""
         rs = self.retrieval_settings(req.preset)
         memo = QueryMemo(self.embedder)
-        return packing.build(lambda r: self.search(tenant, r, rs, embedder=memo), req,
-                             req.method or DEFAULT_METHOD, datetime.now(UTC))
+
+        def searches(reqs: Sequence[SearchRequest]) -> list[SearchResult]:
+            """The unit searches side by side (the first on this thread); the query is embedded
+            once, by whichever gets to it first (`QueryMemo`)."""
+            later = [self._units.submit(self.search, tenant, r, rs, embedder=memo)
+                     for r in reqs[1:]]
+            first = [self.search(tenant, reqs[0], rs, embedder=memo)] if reqs else []
+            return first + [f.result() for f in later]
+
+        return packing.build(searches, req, req.method or DEFAULT_METHOD, datetime.now(UTC))
 
     def answer(self, tenant: str, req: AnswerRequest) -> AnswerResult:
         """The reader's answer to ``req.query`` from its packed context, citing its items.

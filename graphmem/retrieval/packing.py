@@ -171,38 +171,41 @@ def pack(candidates: Sequence[Piece], max_tokens: int, as_of: datetime) -> Packe
                   candidates=len(candidates))
 
 
-Search = Callable[[SearchRequest], SearchResult]
+Searches = Callable[[Sequence[SearchRequest]], list[SearchResult]]
+"""Runs searches and returns their results in order (the service runs them side by side)."""
 UNIT_SEARCHES: tuple[tuple[str, Units], ...] = (
     ("message", "messages"), ("fact", "observations"), ("episode", "episodes"))
 
 
-def build(search: Search, req: ContextRequest, method: Method, now: datetime) -> ContextResult:
+def build(searches: Searches, req: ContextRequest, method: Method,
+          now: datetime) -> ContextResult:
     """The packed context of ``req``: one search per unit asked for (messages with ``method``;
     facts valid at ``as_of`` and episodes with ``rrf``, or the single index ``method`` names),
-    each of ``req.k`` hits, then `prioritise` and `pack`. ``now`` stands in for a missing
-    ``as_of``."""
+    each of ``req.k`` hits, all handed to ``searches`` at once, then `prioritise` and `pack`.
+    ``now`` stands in for a missing ``as_of``."""
     as_of = req.as_of or now
     found: dict[str, list[Piece]] = {"message": [], "fact": [], "episode": []}
-    searches: list[dict[str, object]] = []
+    report: list[dict[str, object]] = []
     rounds: list[dict[str, object]] = []
-    for unit, units in UNIT_SEARCHES:
-        if unit not in req.units:
-            continue
-        how: Method = method if unit == "message" or method in ("fulltext", "vector") else "rrf"
-        result = search(SearchRequest(
-            query=req.query, owner=req.owner, session_id=req.session_id, k=req.k, method=how,
-            preset=req.preset, units=units, as_of=as_of, trace=req.trace and unit == "message"))
+    asked = [(unit, units) for unit, units in UNIT_SEARCHES if unit in req.units]
+    hows: list[Method] = [method if unit == "message" or method in ("fulltext", "vector")
+                          else "rrf" for unit, _ in asked]
+    results = searches([SearchRequest(
+        query=req.query, owner=req.owner, session_id=req.session_id, k=req.k, method=how,
+        preset=req.preset, units=units, as_of=as_of, trace=req.trace and unit == "message")
+        for (unit, units), how in zip(asked, hows, strict=True)])
+    for (unit, _), how, result in zip(asked, hows, results, strict=True):
         messages, facts, episodes = pieces(result)
         found[unit] = {"message": messages, "fact": facts, "episode": episodes}[unit]
-        searches.append({"unit": unit, "method": how, "found": len(found[unit])})
+        report.append({"unit": unit, "method": how, "found": len(found[unit])})
         if result.trace is not None:
             rounds = [r.model_dump(mode="json") for r in result.trace.rounds]
-            searches[-1]["trace"] = result.trace.model_dump(mode="json", exclude={"rounds"})
+            report[-1]["trace"] = result.trace.model_dump(mode="json", exclude={"rounds"})
     candidates = prioritise(found["message"], found["fact"], found["episode"])
     packed = pack(candidates, req.max_tokens, as_of)
     trace = None
     if req.trace:
-        trace = ContextTrace(searches=searches, rounds=rounds, candidates=packed.candidates,
+        trace = ContextTrace(searches=report, rounds=rounds, candidates=packed.candidates,
                              duplicates=packed.duplicates, kept=len(packed.items),
                              over_budget=packed.over_budget)
     return ContextResult(query=req.query, owner=req.owner, as_of=as_of, method=method,

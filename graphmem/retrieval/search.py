@@ -87,12 +87,11 @@ def search(
     plan = resolve(req, rs, datetime.now(UTC))
     lap(timings, "plan", t)
     if plan.units == "episodes":
-        query = _query(plan, embedder, plan.unit_candidates)
-        return _episodes(store, episodes, query, req, plan)
+        return _episodes(store, episodes, embedder, req, plan, pool)
     observations: list[FactHit] = []
     if not plan.messages:
-        query = _query(plan, embedder, plan.unit_candidates)
-        return pack(req, [], {}, set(), _observations(facts, query, plan), plan.normalise_time)
+        return pack(req, [], {}, set(), _observations(facts, embedder, plan, pool),
+                    plan.normalise_time)
     trace = None
     if req.method == "iterative":
         def one_shot(p: Plan) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
@@ -100,15 +99,11 @@ def search(
                                                         sparse=sparse)[0], p)
 
         selected, records, links, trace = iterative_messages(one_shot, req, rs, decider)
-        vector = (query_vectors(embedder, [plan.query])[0]
-                  if plan.observations and plan.embed else None)
     else:
-        lists, vector = message_lists(store, embedder, plan, pool, timings, sparse)
+        lists, _ = message_lists(store, embedder, plan, pool, timings, sparse)
         selected, records, links = select_messages(store, lists, plan, timings)
-    if plan.observations:
-        query = Query(plan.owner, vector, plan.fulltext, plan.unit_candidates, plan.overfetch,
-                      _filters(plan), plan.now)
-        observations = _observations(facts, query, plan)
+    if plan.observations:  # the query's vector is the memo's by now
+        observations = _observations(facts, embedder, plan, pool)
     t = clock(timings)
     result = pack(req, selected, records, links, observations, plan.normalise_time)
     lap(timings, "pack", t)
@@ -290,18 +285,27 @@ def graph_list(store: TenantStore, fused: Sequence[Fused], query: str, owner: st
     return graph.rank(Neighbourhood.of(row), seeds, names, walk)
 
 
-def _unit_fused(retriever: Retriever, query: Query, plan: Plan) -> list[Fused]:
-    """Vector and fulltext recall over another unit (observations, episodes), fused by RRF."""
-    return fuse({n: [(c.id, c.rank) for c in retriever.recall(n, query)]
+def _unit_fused(retriever: Retriever, embedder: Embedder, plan: Plan,
+                pool: Executor | None) -> list[Fused]:
+    """Vector and fulltext recall over another unit (observations, episodes), fused by RRF.
+    With a pool, the fulltext list runs while the query is being embedded."""
+    text_only = Query(plan.owner, None, plan.fulltext, plan.unit_candidates, plan.overfetch,
+                      _filters(plan), plan.now)
+    pending = {n: pool.submit(retriever.recall, n, text_only)
+               for n in plan.unit_lists if pool is not None and index_of(n) == "fulltext"}
+    query = _query(plan, embedder, plan.unit_candidates)
+    return fuse({n: [(c.id, c.rank) for c in (pending[n].result() if n in pending
+                                              else retriever.recall(n, query))]
                  for n in plan.unit_lists}, plan.rrf_k)
 
 
 def _episodes(
-    store: TenantStore, episodes: EpisodeStore, query: Query, req: SearchRequest, plan: Plan,
+    store: TenantStore, episodes: EpisodeStore, embedder: Embedder, req: SearchRequest,
+    plan: Plan, pool: Executor | None,
 ) -> SearchResult:
     """Episodes as the unit: each hit brings all its source messages, which count against the
     budget (an episode that would overflow it is skipped; the first one is always kept)."""
-    fused = _unit_fused(EpisodeRetriever(episodes), query, plan)
+    fused = _unit_fused(EpisodeRetriever(episodes), embedder, plan, pool)
     budget = plan.budget
     limit = len(fused) if budget is not None else plan.k
     rows = {r["e"]["id"]: r for r in episodes.get([f.id for f in fused[:limit]])}
@@ -330,8 +334,9 @@ def _chained(hits: Sequence[EpisodeHit]) -> set[tuple[str, str]]:
     return {pair for h in hits for pair in pairwise(h.messages)}
 
 
-def _observations(facts: FactStore, query: Query, plan: Plan) -> list[FactHit]:
-    fused = _unit_fused(FactRetriever(facts), query, plan)[: plan.k]
+def _observations(facts: FactStore, embedder: Embedder, plan: Plan,
+                  pool: Executor | None) -> list[FactHit]:
+    fused = _unit_fused(FactRetriever(facts), embedder, plan, pool)[: plan.k]
     rows = {r["f"]["id"]: r for r in facts.get([f.id for f in fused])}
     return [
         FactHit(**{k: v for k, v in rows[f.id]["f"].items() if k in FactHit.model_fields},

@@ -13,7 +13,7 @@ from graphmem import cypher
 from graphmem.errors import Conflict
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.scope import scope_token
-from graphmem.store.tenant import TenantBound, ranked_search
+from graphmem.store.tenant import TenantBound, epoch_times, ranked_search
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row
@@ -59,7 +59,8 @@ class EpisodeStore(TenantBound):
         return skipped
 
     def get(self, ids: list[str]) -> list[Row]:
-        return self._run("queries/episodes/get", ids=ids)  # run() made the values native
+        return [{**r, "e": epoch_times(r["e"])}
+                for r in self._run("queries/episodes/get", ids=ids)]
 
     def unextracted(self, owner: str, session_id: str) -> list[Row]:
         return self._run("queries/episodes/unextracted", owner=owner, session_id=session_id)

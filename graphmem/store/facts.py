@@ -13,7 +13,7 @@ from graphmem.errors import Conflict, InvalidInput
 from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
 from graphmem.store.core import native
 from graphmem.store.scope import scope_token
-from graphmem.store.tenant import TenantBound, ranked_search
+from graphmem.store.tenant import TenantBound, epoch_times, ranked_search
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row
@@ -84,7 +84,7 @@ class FactStore(TenantBound):
         )[0]
 
     def get(self, ids: list[str]) -> list[Row]:
-        return self._run("queries/facts/get", ids=ids)
+        return [{**r, "f": epoch_times(r["f"])} for r in self._run("queries/facts/get", ids=ids)]
 
     def query(self, **params: Any) -> list[Row]:
         return self._run("queries/facts/query", **params)

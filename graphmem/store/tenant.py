@@ -118,7 +118,7 @@ class TenantStore(TenantBound):
         return result
 
     def get_messages(self, ids: list[str]) -> list[Row]:
-        return [_timed(r["m"]) for r in self._run("queries/get_messages", ids=ids)]
+        return [epoch_times(r["m"]) for r in self._run("queries/get_messages", ids=ids)]
 
     def session_messages(
         self, session_id: str, owner: str | None, skip: int, limit: int
@@ -126,7 +126,7 @@ class TenantStore(TenantBound):
         rows = self._run(
             "queries/session_messages", session_id=session_id, owner=owner, skip=skip, limit=limit
         )
-        return [_timed(r["m"]) for r in rows]
+        return [epoch_times(r["m"]) for r in rows]
 
     def owner_counts(self, owner: str) -> Row:
         return self._run("queries/owner_counts", owner=owner)[0]
@@ -185,7 +185,7 @@ class TenantStore(TenantBound):
         rows = self._run("queries/windows", ids=ids, before=before + 1, after=after + 1)
         out = Windows()
         for r in rows:
-            chain = [_timed(m) for m in (*r["earlier"], r["message"], *r["later"])]
+            chain = [epoch_times(m) for m in (*r["earlier"], r["message"], *r["later"])]
             out.records.update((m["id"], m) for m in chain)
             ids_ = [m["id"] for m in chain]
             out.links.update(itertools.pairwise(ids_))
@@ -198,13 +198,14 @@ class TenantStore(TenantBound):
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _timed(message: Row) -> Row:
-    """A message map whose times came as microseconds since the epoch (``timestamp_us``,
-    ``recorded_at_us``), with its ``timestamp`` and ``recorded_at`` as datetimes (UTC)."""
-    out = {k: v for k, v in message.items() if not k.endswith("_us")}
-    for key in ("timestamp", "recorded_at"):
-        us = message.get(f"{key}_us")
-        out[key] = EPOCH + timedelta(microseconds=us) if us is not None else None
+def epoch_times(row: Row) -> Row:
+    """``row`` with each ``<name>_us`` (microseconds since the epoch, or null) turned into
+    ``<name>``, an aware UTC datetime (or None). The reads of the search path return their times
+    so: the driver hydrates a datetime in about 75 us, an integer in about 1."""
+    out = {k: v for k, v in row.items() if not k.endswith("_us")}
+    for key, us in row.items():
+        if key.endswith("_us"):
+            out[key[:-3]] = EPOCH + timedelta(microseconds=us) if us is not None else None
     return out
 
 

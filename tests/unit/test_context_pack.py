@@ -3,6 +3,7 @@ evidence ids; building it from search results; mapping a reader's citations back
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from graphmem.answer import ReaderReply, citations, reply_schema, sources
@@ -128,12 +129,12 @@ def _result(req: SearchRequest) -> SearchResult:
                         episodes=episodes, context="", context_tokens=0)
 
 
-def test_build_runs_one_search_per_unit_at_the_questions_time() -> None:
+def test_build_asks_one_search_per_unit_at_the_questions_time_all_at_once() -> None:
     seen: list[SearchRequest] = []
 
-    def search(req: SearchRequest) -> SearchResult:
-        seen.append(req)
-        return _result(req)
+    def search(reqs: Sequence[SearchRequest]) -> list[SearchResult]:
+        seen.extend(reqs)
+        return [_result(r) for r in reqs]
 
     req = ContextRequest(query="Does Caroline have a pet?", owner="o", as_of=AS_OF, trace=True,
                          k=7)

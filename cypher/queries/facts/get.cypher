@@ -1,8 +1,15 @@
 // Purpose: facts of a tenant by id, with their sources (any order; callers order them).
 // Parameters: $tenant, $ids
-// Columns: f (fact properties without vectors), sources (ids)
+// Columns: f (fact properties without vectors; its times as microseconds since the epoch,
+//   valid_from_us, valid_to_us, recorded_at_us, invalidated_at_us: the driver reads a datetime
+//   ~75x slower than an integer), sources (ids)
 UNWIND $ids AS id
 MATCH (f:Fact {tenant: $tenant, id: id})
-RETURN f {.id, .kind, .owner, .subject, .type, .content, .valid_from, .valid_to, .recorded_at,
-          .invalidated_at, .explicit, .confidence, .cardinality, .deleted} AS f,
+RETURN f {.id, .kind, .owner, .subject, .type, .content, .explicit, .confidence, .cardinality,
+          .deleted,
+          valid_from_us: f.valid_from.epochSeconds * 1000000 + f.valid_from.microsecond,
+          valid_to_us: f.valid_to.epochSeconds * 1000000 + f.valid_to.microsecond,
+          recorded_at_us: f.recorded_at.epochSeconds * 1000000 + f.recorded_at.microsecond,
+          invalidated_at_us:
+            f.invalidated_at.epochSeconds * 1000000 + f.invalidated_at.microsecond} AS f,
        [(f)-[:SUPPORTED_BY]->(src) | src.id] AS sources

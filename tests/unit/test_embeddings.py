@@ -152,6 +152,37 @@ def test_query_memo_embeds_each_query_once() -> None:
     assert memo.embed(["abc"]) == [[3.0, 1.0]] and model.calls == 2  # documents: not memoised
 
 
+def test_query_memo_embeds_a_query_once_for_searches_side_by_side() -> None:
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphmem.embeddings import QueryMemo
+
+    class Slow:
+        name, dimensions = "slow", 2
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            self.calls += 1
+            time.sleep(0.05)
+            return [[float(len(t)), 1.0] for t in texts]
+
+    model = Slow()
+    memo = QueryMemo.of(model)  # type: ignore[arg-type]
+    start = threading.Barrier(3)
+
+    def search() -> list[list[float]]:
+        start.wait()
+        return memo.embed_query(["the question"])
+
+    with ThreadPoolExecutor(3) as pool:
+        vectors = [f.result() for f in [pool.submit(search) for _ in range(3)]]
+    assert vectors == [[[12.0, 1.0]]] * 3 and model.calls == 1
+
+
 def test_the_default_model_gives_sentence_transformers_vectors_without_torch(cache: Path) -> None:
     """The default (packaged MiniLM, int8, ONNX Runtime) runs without sentence-transformers and
     torch: a process that embeds starts seconds sooner, with the same vectors."""

@@ -1,0 +1,58 @@
+"""`Memory.context`: its unit searches run side by side, in order, and a failure of one is the
+request's failure (no Neo4j: the searches are stand-ins)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from graphmem.config import Settings
+from graphmem.errors import StoreUnavailable
+from graphmem.models import ContextRequest, SearchRequest, SearchResult
+from graphmem.service import Memory
+
+
+def _memory(search: Any) -> Memory:
+    mem = Memory.__new__(Memory)
+    mem.settings, mem.sparse, mem.embedder = Settings(), None, None  # type: ignore[assignment]
+    mem._units = ThreadPoolExecutor(4)
+    mem.search = search  # type: ignore[method-assign]
+    return mem
+
+
+def _result(req: SearchRequest) -> SearchResult:
+    return SearchResult(query=req.query, method=req.method, hits=[], context="",
+                        context_tokens=0)
+
+
+def test_context_runs_its_unit_searches_side_by_side() -> None:
+    threads: dict[str, str] = {}
+
+    def search(tenant: str, req: SearchRequest, rs: Any, *, embedder: Any) -> SearchResult:
+        threads[req.units] = threading.current_thread().name
+        time.sleep(0.2)
+        return _result(req)
+
+    mem = _memory(search)
+    started = time.perf_counter()
+    out = mem.context("acme", ContextRequest(query="q", owner="o", trace=True))
+    assert time.perf_counter() - started < 0.45  # three searches of 0.2 s, not 0.6 s
+    assert threads["messages"] == threading.current_thread().name  # the first on this thread
+    assert len(set(threads.values())) == 3
+    assert out.trace is not None
+    assert [s["unit"] for s in out.trace.searches] == ["message", "fact", "episode"]
+
+
+@pytest.mark.parametrize("failing", ["messages", "observations"])
+def test_a_failed_unit_search_fails_the_context(failing: str) -> None:
+    def search(tenant: str, req: SearchRequest, rs: Any, *, embedder: Any) -> SearchResult:
+        if req.units == failing:
+            raise StoreUnavailable("Neo4j is unreachable")
+        return _result(req)
+
+    with pytest.raises(StoreUnavailable):
+        _memory(search).context("acme", ContextRequest(query="q", owner="o"))

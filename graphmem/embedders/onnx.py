@@ -8,6 +8,7 @@ embedder has ``embed_query`` beside ``embed``; `graphmem.embeddings.query_vector
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,6 +83,11 @@ class OnnxEmbedder:
         self._tokenizer.enable_truncation(max_length=WINDOW)
         self._session = ort.InferenceSession(str(model), ort_options(),
                                              providers=["CPUExecutionProvider"])
+        # one search query on one thread: the same time as on two for a text that short, at
+        # 4.3 instead of 7.3 ms of CPU (2 cores); and a search no longer waits for the lock
+        # while a batch of stored texts is being embedded
+        self._query_session = ort.InferenceSession(str(model), ort_options(threads=1),
+                                                   providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._dims = int(self._session.get_outputs()[0].shape[-1])
 
@@ -120,10 +126,11 @@ class OnnxEmbedder:
 
     @metrics.observe_embedding
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
-        """Vectors of search queries."""
-        return self._encode([self.spec.query_prefix + t for t in texts])
+        """Vectors of search queries (each on one thread, not waiting for a batch of stored
+        texts being embedded)."""
+        return self._encode([self.spec.query_prefix + t for t in texts], query=True)
 
-    def _encode(self, texts: list[str]) -> list[list[float]]:
+    def _encode(self, texts: list[str], query: bool = False) -> list[list[float]]:
         if not texts:
             return []
         encodings = self._tokenizer.encode_batch(texts)
@@ -133,14 +140,15 @@ class OnnxEmbedder:
         else:
             order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
         out = np.zeros((len(texts), self._dims), dtype=np.float32)
-        with self._lock:
+        session = self._query_session if query else self._session
+        with contextlib.nullcontext() if query else self._lock:
             for start in range(0, len(order), self._batch_size):
                 chunk = order[start:start + self._batch_size]
-                out[chunk] = self._run([encodings[i].ids for i in chunk])
+                out[chunk] = self._run(session, [encodings[i].ids for i in chunk])
         rows: list[list[float]] = out.tolist()
         return rows
 
-    def _run(self, ids: list[list[int]]) -> Matrix:
+    def _run(self, session: Any, ids: list[list[int]]) -> Matrix:
         width = max(len(x) for x in ids)
         input_ids = np.zeros((len(ids), width), dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)
@@ -150,7 +158,7 @@ class OnnxEmbedder:
         feed: dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(input_ids)
-        hidden = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        hidden = np.asarray(session.run(None, feed)[0], dtype=np.float32)
         return normalise(pool(hidden, mask, self.spec.pooling))
 
 

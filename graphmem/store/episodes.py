@@ -13,7 +13,8 @@ from graphmem import cypher
 from graphmem.errors import Conflict
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.scope import scope_token
-from graphmem.store.tenant import TenantBound, epoch_times, ranked_search
+from graphmem.store.tenant import TenantBound, ranked_search
+from graphmem.store.times import epoch_times
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row

@@ -13,7 +13,8 @@ from graphmem.errors import Conflict, InvalidInput
 from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
 from graphmem.store.core import native
 from graphmem.store.scope import scope_token
-from graphmem.store.tenant import TenantBound, epoch_times, ranked_search
+from graphmem.store.tenant import TenantBound, ranked_search
+from graphmem.store.times import epoch_times
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row

@@ -19,6 +19,7 @@ from neo4j import ManagedTransaction
 
 from graphmem import cypher
 from graphmem.errors import StoreBusy
+from graphmem.store.times import epoch_times
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
@@ -148,7 +149,7 @@ class JobStore:
     def list(self, tenant: str, state: str | None, skip: int, limit: int) -> list[Row]:
         rows = self._store.run("queries/jobs/list", tenant=tenant, state=state, skip=skip,
                                limit=limit)
-        return [r["job"] for r in rows]
+        return [epoch_times(r["job"]) for r in rows]
 
     def counts(self, tenant: str) -> dict[str, int]:
         return {r["state"]: r["jobs"] for r in self._store.run("queries/jobs/counts",

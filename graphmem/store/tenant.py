@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from neo4j import ManagedTransaction
@@ -14,6 +14,7 @@ from graphmem import cypher
 from graphmem.errors import Conflict
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.scope import scope_token, scopes
+from graphmem.store.times import epoch_times
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
@@ -193,20 +194,6 @@ class TenantStore(TenantBound):
             kept_before = earlier[-before:] if before else []
             out.windows[r["id"]] = [*kept_before, r["id"], *[m["id"] for m in r["later"]][:after]]
         return out
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def epoch_times(row: Row) -> Row:
-    """``row`` with each ``<name>_us`` (microseconds since the epoch, or null) turned into
-    ``<name>``, an aware UTC datetime (or None). The reads of the search path return their times
-    so: the driver hydrates a datetime in about 75 us, an integer in about 1."""
-    out = {k: v for k, v in row.items() if not k.endswith("_us")}
-    for key, us in row.items():
-        if key.endswith("_us"):
-            out[key[:-3]] = EPOCH + timedelta(microseconds=us) if us is not None else None
-    return out
 
 
 def ranked_search(

@@ -1,0 +1,19 @@
+"""`epoch_times`: integer times read back as aware UTC datetimes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.store.times import EPOCH, epoch_times
+
+
+@given(st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1),
+                    timezones=st.just(UTC)))
+def test_microseconds_since_the_epoch_become_the_same_instant(moment: datetime) -> None:
+    us = (moment - EPOCH) // timedelta(microseconds=1)
+    row = epoch_times({"id": "m1", "timestamp_us": us, "done_at_us": None, "text": "hi"})
+    assert row == {"id": "m1", "timestamp": moment, "done_at": None, "text": "hi"}
+    assert row["timestamp"].tzinfo is UTC

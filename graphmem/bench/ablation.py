@@ -91,7 +91,7 @@ def ablation(mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSet
         now = datetime.now(UTC)
         req = SearchRequest(query=p.query, owner=p.owner, method="rrf_windows",
                             max_messages=max(budgets))
-        lists, _ = message_lists(store, mem.embedder, resolve(req, widest, now),
+        lists = message_lists(store, mem.embedder, resolve(req, widest, now),
                                  sparse=mem.sparse)
         for v, changes in VARIANTS.items():
             for b in budgets:

@@ -69,7 +69,7 @@ def recall(mem: Memory, tenant: str, probes: Sequence[Probe],
         now = datetime.now(UTC)
         req = SearchRequest(query=p.query, owner=p.owner, method="rrf_expand",
                             max_messages=max(budgets))
-        lists, _ = message_lists(store, mem.embedder, resolve(req, rs, now), sparse=mem.sparse)
+        lists = message_lists(store, mem.embedder, resolve(req, rs, now), sparse=mem.sparse)
         for m in METHODS:
             for b in budgets:
                 plan = resolve(req.model_copy(update={"method": m, "max_messages": b}), rs, now)

@@ -96,11 +96,11 @@ def search(
     if req.method == "iterative":
         def one_shot(p: Plan) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
             return select_messages(store, message_lists(store, embedder, p, pool,
-                                                        sparse=sparse)[0], p)
+                                                        sparse=sparse), p)
 
         selected, records, links, trace = iterative_messages(one_shot, req, rs, decider)
     else:
-        lists, _ = message_lists(store, embedder, plan, pool, timings, sparse)
+        lists = message_lists(store, embedder, plan, pool, timings, sparse)
         selected, records, links = select_messages(store, lists, plan, timings)
     if plan.observations:  # the query's vector is the memo's by now
         observations = _observations(facts, embedder, plan, pool)
@@ -114,8 +114,15 @@ def _filters(plan: Plan) -> Filters:
     return Filters(plan.session_id, plan.time_from, plan.time_to)
 
 
-def _query(plan: Plan, embedder: Embedder, k: int) -> Query:
-    vector = query_vectors(embedder, [plan.query])[0] if plan.embed else None
+def _query(plan: Plan, k: int, embedder: Embedder | None = None,
+           timings: Timings | None = None) -> Query:
+    """The query of ``k`` candidates per list; with ``embedder``, its vector (when the plan
+    embeds: timed as ``embed``), else none (what the text lists read while it is embedded)."""
+    vector = None
+    if embedder is not None and plan.embed:
+        t = clock(timings)
+        vector = query_vectors(embedder, [plan.query])[0]
+        lap(timings, "embed", t)
     return Query(plan.owner, vector, plan.fulltext, k, plan.overfetch, _filters(plan), plan.now)
 
 
@@ -138,13 +145,11 @@ def message_retrievers(store: TenantStore, plan: Plan) -> dict[str, Retriever]:
 def message_lists(
     store: TenantStore, embedder: Embedder, plan: Plan, pool: Executor | None = None,
     timings: Timings | None = None, sparse: SparseEncoder | None = None,
-) -> tuple[dict[str, list[Candidate]], list[float] | None]:
-    """Every message recall list of the plan, and the query vector. With a pool, the fulltext
-    lists, and the sparse list with its query's encoding, run while the query is being
-    embedded."""
+) -> dict[str, list[Candidate]]:
+    """Every message recall list of the plan. With a pool, the fulltext lists, and the sparse
+    list with its query's encoding, run while the query is being embedded."""
     retrievers = message_retrievers(store, plan)
-    text_only = Query(plan.owner, None, plan.fulltext, plan.candidates, plan.overfetch,
-                      _filters(plan), plan.now)
+    text_only = _query(plan, plan.candidates)
     pending: dict[str, Future[list[Candidate]]] = {}
     if pool is not None:
         pending = {n: pool.submit(_recall, r, n, text_only, timings)
@@ -152,17 +157,11 @@ def message_lists(
     if "sparse" in retrievers and pool is not None:
         pending["sparse"] = pool.submit(_sparse_recall, retrievers["sparse"], plan.query,
                                         text_only, sparse, timings)
-    t = clock(timings)
-    vector = query_vectors(embedder, [plan.query])[0] if plan.embed else None
-    if plan.embed:
-        lap(timings, "embed", t)
-    query = Query(plan.owner, vector, plan.fulltext, plan.candidates, plan.overfetch,
-                  _filters(plan), plan.now)
-    lists = {n: pending[n].result() if n in pending
-             else _sparse_recall(r, plan.query, query, sparse, timings) if n == "sparse"
-             else _recall(r, n, query, timings)
-             for n, r in retrievers.items()}
-    return lists, vector
+    query = _query(plan, plan.candidates, embedder, timings)
+    return {n: pending[n].result() if n in pending
+            else _sparse_recall(r, plan.query, query, sparse, timings) if n == "sparse"
+            else _recall(r, n, query, timings)
+            for n, r in retrievers.items()}
 
 
 def _sparse_recall(retriever: Retriever, text: str, query: Query,
@@ -289,11 +288,10 @@ def _unit_fused(retriever: Retriever, embedder: Embedder, plan: Plan,
                 pool: Executor | None) -> list[Fused]:
     """Vector and fulltext recall over another unit (observations, episodes), fused by RRF.
     With a pool, the fulltext list runs while the query is being embedded."""
-    text_only = Query(plan.owner, None, plan.fulltext, plan.unit_candidates, plan.overfetch,
-                      _filters(plan), plan.now)
+    text_only = _query(plan, plan.unit_candidates)
     pending = {n: pool.submit(retriever.recall, n, text_only)
                for n in plan.unit_lists if pool is not None and index_of(n) == "fulltext"}
-    query = _query(plan, embedder, plan.unit_candidates)
+    query = _query(plan, plan.unit_candidates, embedder)
     return fuse({n: [(c.id, c.rank) for c in (pending[n].result() if n in pending
                                               else retriever.recall(n, query))]
                  for n in plan.unit_lists}, plan.rrf_k)

@@ -147,7 +147,8 @@ def message_lists(
     timings: Timings | None = None, sparse: SparseEncoder | None = None,
 ) -> dict[str, list[Candidate]]:
     """Every message recall list of the plan. With a pool, the fulltext lists, and the sparse
-    list with its query's encoding, run while the query is being embedded."""
+    list with its query's encoding, run while the query is being embedded; then the vector
+    lists run side by side, the first on the caller's thread."""
     retrievers = message_retrievers(store, plan)
     text_only = _query(plan, plan.candidates)
     pending: dict[str, Future[list[Candidate]]] = {}
@@ -158,6 +159,10 @@ def message_lists(
         pending["sparse"] = pool.submit(_sparse_recall, retrievers["sparse"], plan.query,
                                         text_only, sparse, timings)
     query = _query(plan, plan.candidates, embedder, timings)
+    if pool is not None and query.vector is not None:
+        vectors = [n for n in retrievers if index_of(n) == "vector"]
+        pending.update((n, pool.submit(_recall, retrievers[n], n, query, timings))
+                       for n in vectors[1:])
     return {n: pending[n].result() if n in pending
             else _sparse_recall(r, plan.query, query, sparse, timings) if n == "sparse"
             else _recall(r, n, query, timings)

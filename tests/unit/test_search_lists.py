@@ -1,0 +1,92 @@
+"""The recall lists of one search: which run where (no database: a fake store)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from graphmem.models import SearchRequest
+from graphmem.retrieval import RetrievalSettings
+from graphmem.retrieval.plan import resolve
+from graphmem.retrieval.search import message_lists
+from graphmem.store import Filters, TenantStore
+
+T0 = datetime(2024, 5, 1, 12, tzinfo=UTC)
+
+
+class FakeEmbedder:
+    name = "fake"
+    dimensions = 2
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+
+class Recorder:
+    """Where each index query ran; the vector queries wait for each other at a barrier, so the
+    search only completes when they run at the same time."""
+
+    def __init__(self, vector_lists: int) -> None:
+        self.threads: dict[str, str] = {}
+        self.barrier = threading.Barrier(vector_lists, timeout=5)
+
+    def ran(self, name: str, vector: bool) -> None:
+        self.threads[name] = threading.current_thread().name
+        if vector:
+            self.barrier.wait()
+
+
+class FakeWindows:
+    def __init__(self, rec: Recorder) -> None:
+        self.rec = rec
+
+    def search(self, index: str, owner: str, size: int, k: int, overfetch: int,
+               filters: Filters, **params: Any) -> list[dict[str, Any]]:
+        self.rec.ran(f"window{size}_{index}", index == "vector")
+        return [{"id": f"w{size}", "score": 1.0, "messages": ["m1", "m2"]}]
+
+
+class FakeStore:
+    def __init__(self, rec: Recorder) -> None:
+        self.rec = rec
+
+    def sibling(self, cls: type) -> FakeWindows:
+        return FakeWindows(self.rec)
+
+    def vector_search(self, owner: str, vector: list[float], k: int, overfetch: int,
+                      filters: Filters) -> list[tuple[str, float]]:
+        self.rec.ran("vector", True)
+        return [("m1", 0.9)]
+
+    def fulltext_search(self, owner: str, query: str, k: int, overfetch: int,
+                        filters: Filters) -> list[tuple[str, float]]:
+        self.rec.ran("fulltext", False)
+        return [("m2", 2.0)]
+
+
+def test_the_vector_lists_run_side_by_side_the_first_on_the_callers_thread() -> None:
+    rec = Recorder(vector_lists=3)
+    req = SearchRequest(query="hiking in May", owner="o", method="rrf_windows", k=5)
+    plan = resolve(req, RetrievalSettings(), T0)
+    with ThreadPoolExecutor(4, thread_name_prefix="pool") as pool:
+        lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan, pool)
+    assert list(lists) == list(plan.lists)  # in the plan's (fusion) order
+    assert [c.id for c in lists["window3_vector"]] == ["w3"]
+    caller = threading.current_thread().name
+    assert rec.threads["vector"] == caller
+    assert rec.threads["window3_vector"].startswith("pool")
+    assert rec.threads["window5_vector"].startswith("pool")
+    assert all(rec.threads[n].startswith("pool") for n in plan.lists if n.endswith("fulltext"))
+
+
+def test_without_a_pool_every_list_runs_on_the_callers_thread() -> None:
+    rec = Recorder(vector_lists=1)
+    req = SearchRequest(query="hiking in May", owner="o", method="rrf_windows", k=5)
+    plan = resolve(req, RetrievalSettings(window_sizes=(3,)), T0)
+    rec.barrier = threading.Barrier(1)
+    lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan)
+    assert set(lists) == set(plan.lists)
+    assert set(rec.threads.values()) == {threading.current_thread().name}

@@ -128,5 +128,6 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         window_matched_only=rs.window_matched_only, session_id=req.session_id,
         time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
         sparse_weight=rs.sparse_weight,
-        graph=graph_walk(rs) if req.method == "graph" else None,
+        graph=graph_walk(rs) if req.method == "graph" or (
+            rs.graph_list and req.method in EXPANDING) else None,
     )

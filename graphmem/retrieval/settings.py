@@ -69,6 +69,9 @@ class RetrievalSettings:
     iterative_shown: int = 12
     """Method ``iterative`` with an LLM decider: candidates shown to the model per round."""
 
+    graph_list: bool = False
+    """Every expanding method (``rrf_expand``, ``rrf_windows``, ``iterative``), not only
+    ``graph``, adds the personalised PageRank list to its fusion (preset ``deep``)."""
     graph_weight: float = 1.0
     """Method ``graph``: the weight of the personalised PageRank list in the fusion."""
     graph_alpha: float = 0.5
@@ -94,6 +97,10 @@ PRESETS: dict[str, RetrievalSettings] = {
     "default": RetrievalSettings(),
     "fast": RetrievalSettings(candidates=20, overfetch=4, expand_before=0, expand_after=1),
     "wide": RetrievalSettings(candidates=100, overfetch=10, expand_before=2, expand_after=3),
+    # for budgets of 20 messages and more: the graph walk joins every expanding method, and
+    # iterative rounds run on rrf_windows (on LoCoMo dev it lifted rrf_windows at 20 and 50
+    # messages and cost it at 5)
+    "deep": RetrievalSettings(graph_list=True, iterative_base="rrf_windows"),
 }
 
 

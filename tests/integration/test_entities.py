@@ -64,6 +64,10 @@ def test_graph_method_adds_the_pagerank_list(memory: Memory, tenant: str) -> Non
     assert f"{who}-4" in ids  # the kiln turn: Ana and the bowl
     plain = memory.search(tenant, req.model_copy(update={"method": "rrf_expand"}))
     assert all("graph" not in h.rules for h in plain.hits)
+    # preset deep: the walk joins rrf_windows (and any expanding method) too
+    deep = memory.search(tenant, req.model_copy(update={"method": "rrf_windows",
+                                                        "preset": "deep"}))
+    assert any("graph" in h.rules for h in deep.hits) and f"{who}-4" in {h.id for h in deep.hits}
 
 
 def test_entities_are_bound_to_their_tenant(memory: Memory, tenant: str, cypher: Any) -> None:

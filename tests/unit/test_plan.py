@@ -98,3 +98,13 @@ def test_plan_is_frozen() -> None:
     plan = _plan()
     with pytest.raises(AttributeError):
         plan.k = 3  # type: ignore[misc]
+
+
+def test_the_graph_list_joins_method_graph_or_with_graph_list_every_expanding_method() -> None:
+    assert _plan(method="graph").graph is not None
+    assert _plan(method="rrf_windows").graph is None
+    deep = PRESETS["deep"]
+    assert _plan(deep, method="rrf_windows").graph is not None
+    assert _plan(deep).graph is not None  # rrf_expand
+    assert _plan(deep, method="rrf").graph is None  # rrf does not expand
+    assert _plan(deep, method="vector").graph is None

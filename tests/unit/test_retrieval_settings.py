@@ -10,7 +10,7 @@ from graphmem.errors import InvalidInput
 from graphmem.retrieval.settings import PRESETS, RetrievalSettings, preset
 
 
-@pytest.mark.parametrize("name", ["default", "fast", "wide"])
+@pytest.mark.parametrize("name", ["default", "fast", "wide", "deep"])
 def test_presets_exist(name: str) -> None:
     assert isinstance(preset(name), RetrievalSettings)
     assert preset(name) is PRESETS[name]

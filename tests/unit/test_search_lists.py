@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -13,16 +12,10 @@ from graphmem.retrieval import RetrievalSettings
 from graphmem.retrieval.plan import resolve
 from graphmem.retrieval.search import message_lists
 from graphmem.store import Filters, TenantStore
+from tests.support.fakes import FakeEmbedder
 
 T0 = datetime(2024, 5, 1, 12, tzinfo=UTC)
 
-
-class FakeEmbedder:
-    name = "fake"
-    dimensions = 2
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return [[1.0, 0.0] for _ in texts]
 
 
 class Recorder:

@@ -3,7 +3,6 @@ token."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -14,16 +13,10 @@ from graphmem.store import Filters, TenantStore, Windows
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
 from graphmem.store.scope import scope_token, scopes
+from tests.support.fakes import FakeEmbedder
 
 T0 = datetime(2024, 5, 1, 12, tzinfo=UTC)
 
-
-class FakeEmbedder:
-    name = "fake"
-    dimensions = 2
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return [[1.0, 0.0] for _ in texts]
 
 
 class FakeStore:

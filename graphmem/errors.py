@@ -75,6 +75,13 @@ class StoreBusy(StoreUnavailable):
     title = "store busy"
 
 
+class Contended(StoreBusy):
+    """A write kept meeting concurrent writes to the same nodes (a racing enqueue or claim of
+    the same job) inside one transaction: nothing was committed. The store layer runs the whole
+    transaction again, as for a transient abort; the caller sees it only when that keeps
+    failing (a 503, StoreBusy)."""
+
+
 class SchemaMismatch(GraphMemError):
     status = 500
     title = "schema mismatch"

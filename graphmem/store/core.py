@@ -27,7 +27,13 @@ from neo4j import exceptions as nx
 
 from graphmem import cypher, metrics
 from graphmem.config import Settings
-from graphmem.errors import GraphMemError, SchemaMismatch, StoreBusy, StoreUnavailable
+from graphmem.errors import (
+    Contended,
+    GraphMemError,
+    SchemaMismatch,
+    StoreBusy,
+    StoreUnavailable,
+)
 from graphmem.store import scope
 from graphmem.store.tenant import TenantStore
 
@@ -93,8 +99,9 @@ def _translated() -> Iterator[None]:
 
 
 def _retrying_transient(attempt: Callable[[], T], limit_s: float = TRANSIENT_RETRY_S) -> T:
-    """``attempt()``, again (after 0.5-1 s) while it fails as transient and ``limit_s`` has not
-    passed: the driver's own retries stop after DRIVER_RETRY_S."""
+    """``attempt()``, again while it fails as transient and ``limit_s`` has not passed: after
+    0.5-1 s when Neo4j aborted it (the driver's own retries stop after DRIVER_RETRY_S), after
+    10-100 ms when the work itself found it raced concurrent writes (`Contended`)."""
     deadline = time.monotonic() + limit_s
     while True:
         try:
@@ -104,6 +111,11 @@ def _retrying_transient(attempt: Callable[[], T], limit_s: float = TRANSIENT_RET
                 raise
             log.info("transient abort outlasted the driver's retries; again: %s", exc.code)
             time.sleep(random.uniform(0.5, 1.0))
+        except Contended as exc:
+            if time.monotonic() + 0.1 > deadline:
+                raise
+            log.info("contended write; the transaction runs again: %s", exc)
+            time.sleep(random.uniform(0.01, 0.1))
 
 
 def native(value: Any) -> Any:

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 from neo4j import ManagedTransaction
 
 from graphmem import cypher
-from graphmem.errors import StoreBusy
+from graphmem.errors import Contended
 from graphmem.store.times import epoch_times
 
 if TYPE_CHECKING:
@@ -77,7 +77,9 @@ def enqueue_tx(
 ) -> list[Row]:
     """Enqueue inside the caller's transaction (so the jobs commit with the work that made
     them). A row the query could not place (a racing enqueue created its job meanwhile) runs
-    again. Returns [{id, created}] per distinct (kind, key)."""
+    again; rows still unplaced after `ENQUEUE_ROUNDS` raise `Contended` (the store layer then
+    runs the caller's whole transaction again). Returns [{id, created}] per distinct (kind,
+    key)."""
     todo = {j.slot: j for j in jobs}  # the last payload of a (kind, key) wins
     done: dict[str, Row] = {}
     for _ in range(ENQUEUE_ROUNDS):
@@ -90,7 +92,7 @@ def enqueue_tx(
                 done[r["slot"]] = {"id": r["id"], "created": r["created"]}
         todo = {s: j for s, j in todo.items() if s not in done}
     if todo:
-        raise StoreBusy(f"could not enqueue {sorted(todo)} in {ENQUEUE_ROUNDS} rounds")
+        raise Contended(f"could not enqueue {sorted(todo)} in {ENQUEUE_ROUNDS} rounds")
     return list(done.values())
 
 

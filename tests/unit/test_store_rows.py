@@ -12,7 +12,7 @@ import pytest
 from neo4j.spatial import CartesianPoint
 from neo4j.time import Date, DateTime, Duration
 
-from graphmem.errors import StoreBusy, StoreUnavailable
+from graphmem.errors import Contended, StoreBusy, StoreUnavailable
 from graphmem.store import core
 from graphmem.store.core import Store, _retrying_transient, _translated, native, rows
 
@@ -79,6 +79,27 @@ def test_a_transient_abort_is_tried_again_until_the_limit() -> None:
     with pytest.raises(neo4j.exceptions.TransientError):
         _retrying_transient(stuck, limit_s=1.5)
     assert 1 <= len(calls) <= 2
+
+
+def test_a_contended_transaction_runs_again_and_is_a_503_once_the_limit_is_spent() -> None:
+    calls: list[int] = []
+
+    def raced() -> str:
+        calls.append(1)
+        if len(calls) < 4:
+            raise Contended("could not enqueue ['form_session-x'] in 5 rounds")
+        return "committed"
+
+    assert _retrying_transient(raced, limit_s=10) == "committed" and len(calls) == 4
+
+    def always() -> str:
+        calls.append(1)
+        raise Contended("could not enqueue")
+
+    calls.clear()
+    with pytest.raises(StoreBusy):  # Contended is a StoreBusy: a 503, nothing committed
+        _retrying_transient(always, limit_s=0.5)
+    assert len(calls) >= 2
 
 
 def test_other_failures_are_not_tried_again() -> None:

@@ -100,6 +100,28 @@ def test_tokens_are_counted_with_the_prefix_up_to_the_window() -> None:
     assert e.count_tokens([]) == []
 
 
+def test_texts_just_counted_are_not_tokenized_again_to_embed() -> None:
+    e = _load("e5-small-v2", quantize=True)
+    expected = e.embed(DOCS)
+    calls: list[int] = []
+    real = e._tokenizer
+
+    class Counting:
+        def encode_batch(self, texts: list[str]) -> object:
+            calls.append(len(texts))
+            return real.encode_batch(texts)
+
+    e._tokenizer = Counting()
+    try:
+        e.count_tokens(DOCS)
+        assert e.embed(DOCS) == expected and calls == [4]  # the count's encodings, once
+        assert e.embed(DOCS) == expected and calls == [4, 4]  # taken once: tokenized anew
+        e.count_tokens(DOCS[:2])
+        assert e.embed(DOCS) == expected and calls == [4, 4, 2, 4]  # other texts: anew
+    finally:
+        e._tokenizer = real
+
+
 def test_pool_means_real_tokens_or_takes_cls() -> None:
     hidden = np.array([[[1.0, 0.0], [3.0, 2.0], [100.0, 100.0]]], dtype=np.float32)
     mask = np.array([[1, 1, 0]], dtype=np.int64)  # the third token is padding

@@ -181,8 +181,9 @@ class Embedded:
     batch: list[MessageIn]
     prepared: Prepared
     units: list[dict[str, Any]]
-    mentions: list[dict[str, Any]] = field(default_factory=list)
-    """The entities the new messages mention (`graphmem.entities.extract.message_mentions`)."""
+    fresh: list[dict[str, Any]] = field(default_factory=list)
+    """The rows of the messages not stored yet (whose mentions `write` extracts: in bulk ingest
+    that runs on the writer's thread, beside the next batch's embedding)."""
 
 
 class Ingestor:
@@ -228,12 +229,12 @@ class Ingestor:
         for unit, vector in zip(units, vectors, strict=True):
             unit["embedding"] = vector
         fresh = [r for r in prepared.messages if r["id"] not in known]
-        return Embedded(batch, prepared, units, mention_rows(fresh))
+        return Embedded(batch, prepared, units, fresh)
 
     def write(self, store: TenantStore, embedded: Embedded) -> IngestReport:
         written = store.write_messages(
             embedded.prepared.messages, embedded.units, embedded.prepared.sessions,
-            batch=uuid.uuid4().hex, now=datetime.now(UTC), mentions=embedded.mentions,
+            batch=uuid.uuid4().hex, now=datetime.now(UTC), mentions=mention_rows(embedded.fresh),
         )
         created = sum(1 for w in written if w["created"])
         batch = embedded.batch

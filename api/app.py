@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Path, Query
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Response
 from fastapi.responses import JSONResponse
 
 from graphmem import __version__
@@ -40,6 +40,7 @@ from . import (
 from . import context as agent_context
 from .auth import KeyGate, resolve_tenant, tenant_dependency
 from .limits import BodyLimit
+from .replies import model_reply
 
 
 class _Runtime:
@@ -139,11 +140,11 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
         return mem.messages.forget_owner(owner)
 
     @v1.post("/search", response_model=SearchResult)
-    def search(req: SearchRequest, mem: TenantMem) -> SearchResult:
+    def search(req: SearchRequest, mem: TenantMem) -> Response:
         """Hybrid recall over an owner's memory: vector and fulltext lists fused by reciprocal
         rank, expanded along the conversation; hits in chronological order with a rendered
         context."""
-        return mem.search(req)
+        return model_reply(mem.search(req))
 
     app.include_router(v1)
     app.include_router(facts.router(TenantMem))

@@ -3,11 +3,12 @@ read from it with cited evidence (`POST /v1/answer`, needs an LLM)."""
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from graphmem.models import AnswerRequest, AnswerResult, ContextRequest, ContextResult
 
 from .problems import PROBLEM
+from .replies import model_reply
 
 _PROBLEM = {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}}
 ANSWER_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -22,12 +23,12 @@ def router(TenantMem: Any) -> APIRouter:
     r = APIRouter(prefix="/v1")
 
     @r.post("/context", response_model=ContextResult)
-    def context(req: ContextRequest, mem: TenantMem) -> ContextResult:
+    def context(req: ContextRequest, mem: TenantMem) -> Response:
         """Messages, episodes and facts valid at ``as_of`` for the question, each with its
         sources and an evidence id (e1, e2, ...) that starts its line in ``context``; hits
         first, cut to ``max_tokens``. With ``trace``, how it was built."""
         result: ContextResult = mem.context(req)
-        return result
+        return model_reply(result)
 
     @r.post("/answer", response_model=AnswerResult, responses=ANSWER_ERRORS)
     def answer(req: AnswerRequest, mem: TenantMem) -> AnswerResult:

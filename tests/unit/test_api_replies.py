@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from fastapi.encoders import jsonable_encoder
 
-from api.replies import model_reply
+from graphmem.api.replies import model_reply
 from graphmem.models import Hit, SearchResult, UnitRef
 
 

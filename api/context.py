@@ -27,8 +27,7 @@ def router(TenantMem: Any) -> APIRouter:
         """Messages, episodes and facts valid at ``as_of`` for the question, each with its
         sources and an evidence id (e1, e2, ...) that starts its line in ``context``; hits
         first, cut to ``max_tokens``. With ``trace``, how it was built."""
-        result: ContextResult = mem.context(req)
-        return model_reply(result)
+        return model_reply(mem.context(req))
 
     @r.post("/answer", response_model=AnswerResult, responses=ANSWER_ERRORS)
     def answer(req: AnswerRequest, mem: TenantMem) -> AnswerResult:

@@ -92,7 +92,7 @@ def ablation(mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSet
         req = SearchRequest(query=p.query, owner=p.owner, method="rrf_windows",
                             max_messages=max(budgets))
         lists = message_lists(store, mem.embedder, resolve(req, widest, now),
-                                 sparse=mem.sparse)
+                              sparse=mem.sparse)
         for v, changes in VARIANTS.items():
             for b in budgets:
                 plan = resolve(req.model_copy(update={"max_messages": b}),

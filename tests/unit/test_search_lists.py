@@ -79,7 +79,6 @@ def test_without_a_pool_every_list_runs_on_the_callers_thread() -> None:
     rec = Recorder(vector_lists=1)
     req = SearchRequest(query="hiking in May", owner="o", method="rrf_windows", k=5)
     plan = resolve(req, RetrievalSettings(window_sizes=(3,)), T0)
-    rec.barrier = threading.Barrier(1)
     lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan)
     assert set(lists) == set(plan.lists)
     assert set(rec.threads.values()) == {threading.current_thread().name}

@@ -304,9 +304,34 @@ def find_expressions(text: str, reference: datetime) -> list[TimeExpression]:
     return list(_find(text, _reference_day(reference)))
 
 
+# Every rule's match holds a digit or one of these words (case-insensitively): its day word,
+# relative word (this, last, next), "ago" / "back" / "from now", or month name.
+_TRIGGERS = tuple(sorted({"yesterday", "tomorrow", "today", "tonight", "last", "this", "next",
+                          "ago", "back", "now", *_MONTHS, *_MONTH_ABBR}))
+_DIGIT = re.compile(r"\d")
+# what the rules' IGNORECASE matches as "i" but casefold() keeps apart (checked over all of
+# Unicode by the tests)
+_FOLD_I = str.maketrans({"\u0130": "i", "\u0131": "i"})
+
+
+def may_hold_time(text: str) -> bool:
+    """False only when no rule can match ``text``: no digit and no trigger word in it. A cheap
+    test (a few microseconds against about a hundred for the rules), and most chat messages
+    fail it."""
+    if _DIGIT.search(text) is not None:
+        return True
+    folded = text.translate(_FOLD_I).casefold()
+    return any(word in folded for word in _TRIGGERS)
+
+
 @lru_cache(maxsize=65536)
 def _find(text: str, ref: date) -> tuple[TimeExpression, ...]:
     """Cached: the same messages are rendered again and again in search contexts."""
+    return _resolved(text, ref) if may_hold_time(text) else ()
+
+
+def _resolved(text: str, ref: date) -> tuple[TimeExpression, ...]:
+    """Every rule over ``text``; where matches overlap the longest wins."""
     found: list[TimeExpression] = []
     for pattern, rule in _COMPILED:
         for m in pattern.finditer(text):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import string
+import sys
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, timezone
 
@@ -9,11 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graphmem import temporal
 from graphmem.temporal import (
     TimeExpression,
     annotate,
     event_dates,
     find_expressions,
+    may_hold_time,
     query_range,
 )
 
@@ -327,3 +332,39 @@ def test_n_days_ago(reference: datetime, n: int) -> None:
 def test_n_days_ago_in_words(reference: datetime, n_word: tuple[int, str]) -> None:
     n, word = n_word
     assert only(f"{word} days ago", reference).value == reference.date() - timedelta(n)
+
+
+# -- the cheap test before the rules ---------------------------------------------------------------
+
+def test_a_letter_the_rules_match_folds_to_it() -> None:
+    """Every code point that a rule's IGNORECASE matches as an ASCII letter folds to that letter
+    in `may_hold_time`, so a trigger word written with it is still found."""
+    letter = re.compile("[a-z]", re.IGNORECASE)
+    for cp in range(sys.maxunicode + 1):
+        c = chr(cp)
+        if letter.fullmatch(c) is None:
+            continue
+        wanted = [p for p in string.ascii_lowercase if re.fullmatch(p, c, re.IGNORECASE)]
+        for p in wanted:
+            for word in (w for w in temporal._TRIGGERS if p in w):
+                assert may_hold_time(word.replace(p, c)), (hex(cp), p, word)
+
+
+_PIECES = st.sampled_from([
+    " ", "  ", "\n", ",", ".", "the ", "a ", "few ", "couple of ", "days ", "weeks ", "ago",
+    "back", "from now", "last", "this", "next", "past", "coming", "May", "may", "MAY", "Sept",
+    "sEpT", "jan", "August", "monday", "Tues", "summer", "yesterday", "toNIGHT", "İ", "ı", "ſ",
+    "K", "day before", "in", "during", "since", "2023", "7th", "8", "-", "05", "x", "morning",
+])
+
+
+@given(st.lists(_PIECES, max_size=12).map("".join))
+def test_no_rule_matches_what_the_cheap_test_turns_away(text: str) -> None:
+    if not may_hold_time(text):
+        assert all(pattern.search(text) is None for pattern, _ in temporal._COMPILED), text
+
+
+@given(st.text(max_size=60), references)
+def test_the_cheap_test_changes_no_result(text: str, reference: datetime) -> None:
+    assert temporal._find.__wrapped__(text, reference.date()) == temporal._resolved(
+        text, reference.date())

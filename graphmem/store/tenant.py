@@ -23,6 +23,8 @@ MAX_FETCH = 10_000
 FILTERED_OVERFETCH = 4
 """Sentence hits read per message wanted when the vector index filters by owner (Neo4j 2026):
 on LoCoMo dev 4 and 3 gave the recall of 8 at every budget, 2 lost some."""
+NEAR_REACH = 3
+"""The NEXT steps `queries/windows_near` reads each way (the default expansion needs 2 and 3)."""
 B = TypeVar("B", bound="TenantBound")
 
 
@@ -183,7 +185,9 @@ class TenantStore(TenantBound):
     def windows(self, ids: list[str], before: int, after: int) -> Windows:
         """Each hit's window along NEXT, the NEXT pairs seen (one step past each end too, so
         that windows that merely touch are known to be consecutive), and the messages read."""
-        rows = self._run("queries/windows", ids=ids, before=before + 1, after=after + 1)
+        reach = (before + 1, after + 1)
+        name = "queries/windows_near" if max(reach) <= NEAR_REACH else "queries/windows"
+        rows = self._run(name, ids=ids, before=reach[0], after=reach[1])
         out = Windows()
         for r in rows:
             chain = [epoch_times(m) for m in (*r["earlier"], r["message"], *r["later"])]

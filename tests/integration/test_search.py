@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from graphmem.models import MessageIn, SearchRequest
 from graphmem.service import Memory
+from graphmem.store.tenant import NEAR_REACH
 from tests.integration.conftest import auth
 from tests.integration.helpers import msg, owner
 
@@ -61,6 +62,23 @@ def test_expansion_brings_neighbours_in_order(memory: Memory, tenant: str, talk:
     assert [h.rules for h in res.hits if not h.nucleus] == [["neighbour"]] * 3
     assert res.context.count("## session") == 1
     assert "Matterhorn" in res.context and res.context_tokens > 10
+
+
+def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
+                                                 talk: str) -> None:
+    """`queries/windows_near` (a short reach) returns the rows of `queries/windows`, at the
+    ends of the chain too."""
+    store = memory.store.tenant(tenant)
+    ids = [f"{talk}-s1-{i}" for i in (0, 1, 4, 8, 9)]
+    for before in range(NEAR_REACH + 1):
+        for after in range(NEAR_REACH + 1):
+            params: dict[str, Any] = {"ids": ids, "before": before, "after": after}
+            near = store._run("queries/windows_near", **params)
+            assert near == store._run("queries/windows", **params), (before, after)
+            assert len(near) == len(ids)
+    got = store.windows(ids[2:3], 1, 2)
+    assert got.windows[ids[2]] == [f"{talk}-s1-{i}" for i in (3, 4, 5, 6)]
+    assert set(got.records) == {f"{talk}-s1-{i}" for i in range(2, 8)}
 
 
 def test_budget_limits_returned_messages(memory: Memory, tenant: str, talk: str) -> None:

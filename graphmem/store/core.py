@@ -22,8 +22,10 @@ from functools import cache
 from typing import Any, TypeVar
 
 import neo4j
+import numpy as np
 from neo4j import GraphDatabase, ManagedTransaction, RoutingControl, Session
 from neo4j import exceptions as nx
+from neo4j.vector import Vector
 
 from graphmem import cypher, metrics
 from graphmem.config import Settings
@@ -43,6 +45,9 @@ VECTOR_INDEXES = ("sentence_vector", "fact_vector", "episode_vector", "window_ve
                   "case_vector", "skill_vector")
 SEARCH_SINCE = (2026, 1)
 """The first Neo4j version with vector search filtered inside the index (Cypher 25 SEARCH)."""
+VECTOR_BOLT = (6, 0)
+"""The first Bolt version with a vector value: a query's ``$vector`` goes as one block of bytes
+instead of a list of floats the driver packs one by one (and the server unpacks)."""
 # How long the driver retries a failed transaction (Neo4j unreachable, or aborted as transient),
 # with backoff; a transient abort (a deadlock Neo4j broke, a lock wait that timed out) is then
 # retried on until TRANSIENT_RETRY_S, before the request fails as StoreBusy. Contended writes on
@@ -176,6 +181,8 @@ class Store:
             notifications_min_severity="OFF",
         )
         self._version: str | None = None
+        self._filters: bool | None = None
+        self._vector_values: bool | None = None
 
     def close(self) -> None:
         self._driver.close()
@@ -195,12 +202,28 @@ class Store:
     @property
     def vector_filters(self) -> bool:
         """Whether vector search filters by tenant and owner inside the index (2026.01+)."""
-        return filters_in_index(self.server_version)
+        if self._filters is None:
+            self._filters = filters_in_index(self.server_version)
+        return self._filters
+
+    @property
+    def vector_values(self) -> bool:
+        """Whether the connection speaks Bolt 6 (Neo4j 2025.10+), which carries vector values;
+        read once."""
+        if self._vector_values is None:
+            with _translated():
+                bolt = self._driver.get_server_info().protocol_version
+            self._vector_values = tuple(bolt) >= VECTOR_BOLT
+        return self._vector_values
 
     # --- low level --------------------------------------------------------------------------
     def run(self, name: str, *, write: bool = False, **params: Any) -> list[Row]:
         """Run one named query in its own transaction (retried on transient errors); its
-        SEARCH variant on a server that filters vector search inside the index."""
+        SEARCH variant on a server that filters vector search inside the index. A read's query
+        vector (``vector``) goes as a vector value where the connection carries them (the same
+        64-bit values: the same hits and scores)."""
+        if not write and isinstance(params.get("vector"), list) and self.vector_values:
+            params = {**params, "vector": Vector(np.asarray(params["vector"], dtype=np.float64))}
         if (variant := search_variant(name)) is not None and self.vector_filters:
             try:
                 return self._execute(variant, write, params)

@@ -10,11 +10,17 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from neo4j.vector import Vector
 
 from graphmem import cypher as named
 from graphmem.models import MessageIn
 from graphmem.service import Memory
-from graphmem.store.core import VECTOR_INDEXES, declared_properties, filters_in_index
+from graphmem.store.core import (
+    VECTOR_INDEXES,
+    declared_properties,
+    filters_in_index,
+    version_key,
+)
 from graphmem.store.tenant import Filters
 from graphmem.store.windows import WindowStore
 from tests.integration.helpers import T0, msg, owner
@@ -100,6 +106,42 @@ def test_hits_equal_the_exact_scan_on_a_small_set(memory: Memory, tenant: str) -
         else:  # Neo4j 5 scores its int8-quantised vectors: near ties may swap
             assert ids[0] == exact_ids[0] and len(set(ids) & set(exact_ids)) >= 7, text
             assert [s for _, s in hits] == pytest.approx([r["score"] for r in exact], abs=0.01)
+
+
+def test_a_query_vector_sent_as_a_vector_value_reads_the_same(memory: Memory,
+                                                               tenant: str) -> None:
+    """On Bolt 6 (the 2026 line) a read's ``$vector`` goes as a vector value: every query that
+    takes one returns what the list of floats gives; on 5.x it stays a list."""
+    store = memory.store
+    assert store.vector_values == (version_key(store.server_version) >= (2025, 10))
+    who = owner()
+    _ingest(memory, tenant, who)
+    query = _vector(memory, "a cat from the animal shelter")
+    names = [n for folder in ("queries", "queries/episodes", "queries/facts",
+                              "queries/procedural", "queries/turn_windows")
+             for n in named.names(folder) if "$vector" in named.load(n)]
+    params = {"owner": who, "fetch": 40, "k": 8, "size": 3, "t": T0, "known": None,
+              **Filters().params()}
+    execute = store._execute  # what run() sends on, after its conversions
+    sent: list[Any] = []
+
+    def recorded(name: str, write: bool, p: dict[str, Any]) -> list[dict[str, Any]]:
+        sent.append(p["vector"])
+        return execute(name, write, p)
+
+    for name in names:
+        if name.endswith(".search") and not store.vector_filters:
+            continue
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(store, "_execute", recorded)
+            rows = store.run(name, tenant=tenant, vector=query, **params)
+        assert isinstance(sent[-1], Vector) == store.vector_values, name
+        as_list = execute(name, False, {"tenant": tenant, "vector": query, **params})
+        if store.vector_values:
+            assert execute(name, False, {"tenant": tenant, "vector": sent[-1], **params}) \
+                == as_list, name
+        if name == "queries/vector_search_exact":
+            assert rows == as_list and rows, name
 
 
 def test_window_search_is_bound_and_matches_the_exact_scan(memory: Memory, tenant: str) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Response
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from graphmem import __version__
 from graphmem.config import Settings
@@ -104,9 +105,19 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     app.add_middleware(problems.Unexpected)
     observability.install(app, settings, runtime)  # outermost: request id, metrics, /readyz
     Tenant = Annotated[str, Depends(tenant_dependency(settings))]
-    Mem = Annotated[Memory, Depends(runtime.ready_memory)]
 
-    def tenant_memory(tenant: Tenant, mem: Mem) -> TenantMemory:
+    # The dependencies are coroutine functions: FastAPI calls them on the event loop, where a
+    # plain function would cost a hand-off to a worker thread each (three per request).
+    async def ready_memory() -> Memory:
+        """The Memory once its schema is in place; until then the schema step (which talks to
+        Neo4j) runs in a worker thread."""
+        if runtime.ready and runtime.memory is not None:
+            return runtime.memory
+        return await run_in_threadpool(runtime.ready_memory)
+
+    Mem = Annotated[Memory, Depends(ready_memory)]
+
+    async def tenant_memory(tenant: Tenant, mem: Mem) -> TenantMemory:
         return mem.for_tenant(tenant)
 
     TenantMem = Annotated[TenantMemory, Depends(tenant_memory)]  # the caller's memory

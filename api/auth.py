@@ -4,7 +4,7 @@ its tenant. `KeyGate` refuses a request to ``/v1`` without a valid key before it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Header
@@ -32,8 +32,10 @@ def resolve_tenant(settings: Settings, authorization: str | None) -> str:
     return found
 
 
-def tenant_dependency(settings: Settings) -> Callable[[str | None], str]:
-    def tenant(authorization: str | None = Header(default=None)) -> str:
+def tenant_dependency(settings: Settings) -> Callable[[str | None], Awaitable[str]]:
+    """The route dependency giving the caller's tenant. It is a coroutine function (nothing in
+    it blocks), so FastAPI calls it on the event loop instead of handing it to a thread."""
+    async def tenant(authorization: str | None = Header(default=None)) -> str:
         return resolve_tenant(settings, authorization)
 
     return tenant

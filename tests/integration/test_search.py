@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio.to_thread
 import pytest
 from fastapi.testclient import TestClient
 
@@ -129,3 +130,25 @@ def test_search_over_http(api: TestClient) -> None:
     assert {"id", "text", "speaker", "timestamp", "session_id", "score", "rules"} <= set(
         body["hits"][0])
     assert body["context_tokens"] > 0 and "Ingrid" in body["context"]
+
+
+def test_a_search_request_hands_off_to_one_worker_thread(
+    api: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key, the store and the tenant's memory are resolved on the event loop; only the
+    search itself (blocking on Neo4j) runs in a worker thread: one hand-off per request."""
+    who = owner()
+    api.post("/v1/messages", json={"messages": [msg(i, who, text=t) for i, t in enumerate(TALK)]},
+             headers=auth())
+    api.post("/v1/search", json={"query": "cello", "owner": who}, headers=auth())  # schema ready
+    handed: list[str] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
+        handed.append(getattr(func, "__name__", repr(func)))
+        return await run_sync(func, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    r = api.post("/v1/search", json={"query": "who teaches the cello?", "owner": who},
+                 headers=auth())
+    assert r.status_code == 200 and len(handed) == 1, handed

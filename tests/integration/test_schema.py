@@ -38,8 +38,8 @@ OWNER_QUERIES = ["queries/delete_owner_step", "queries/owner_counts", "audit/own
 @pytest.mark.parametrize("name", OWNER_QUERIES)
 def test_an_owner_is_read_through_an_index(memory: Memory, name: str) -> None:
     """The queries that read one owner's (or one tenant's) nodes of a label seek an index on
-    (tenant, owner) or (tenant): a label scan reads every tenant's nodes (forgetting an owner in a tenant of 1,000,000
-    messages scanned 2.8 million entities per step)."""
+    (tenant, owner) or (tenant): a label scan reads every tenant's nodes (forgetting an owner
+    in a tenant of 1,000,000 messages scanned 2.8 million entities per step)."""
     query = named.load(name)
     params: dict[str, Any] = dict.fromkeys(re.findall(r"\$(\w+)", query))
     params.update(tenant="t", owner="o")

@@ -11,9 +11,14 @@ CALL db.index.fulltext.queryNodes('message_fulltext',
   '+scope:' + $scope + '^0 +search_text:(' + $query + ')', {limit: $fetch})
 YIELD node, score
 WITH collect({m: node, score: score}) AS found
-RETURN size(found) AS fetched,
-  [h IN found WHERE h.score > 0 AND h.m.tenant = $tenant AND h.m.owner = $owner
+CALL (found) {
+  // in the index's order, stopping at the k-th hit kept: only those hits' properties are read
+  UNWIND found AS h
+  WITH h WHERE h.score > 0 AND h.m.tenant = $tenant AND h.m.owner = $owner
      AND ($session_id IS NULL OR h.m.session_id = $session_id)
      AND ($time_from IS NULL OR h.m.timestamp >= $time_from)
      AND ($time_to IS NULL OR h.m.timestamp < $time_to)
-   | {id: h.m.id, score: h.score}][..$k] AS hits
+  LIMIT $k
+  RETURN collect({id: h.m.id, score: h.score}) AS hits
+}
+RETURN size(found) AS fetched, hits

@@ -65,8 +65,10 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", version.split("-", 1)[0])[:3])
 
 
+@cache
 def filters_in_index(version: str) -> bool:
-    """Whether this Neo4j version filters vector search inside the index."""
+    """Whether this Neo4j version filters vector search inside the index (asked before every
+    query that has a SEARCH variant, so the answer is kept per version)."""
     return version_key(version)[:2] >= SEARCH_SINCE
 
 
@@ -181,7 +183,6 @@ class Store:
             notifications_min_severity="OFF",
         )
         self._version: str | None = None
-        self._filters: bool | None = None
         self._vector_values: bool | None = None
 
     def close(self) -> None:
@@ -202,9 +203,7 @@ class Store:
     @property
     def vector_filters(self) -> bool:
         """Whether vector search filters by tenant and owner inside the index (2026.01+)."""
-        if self._filters is None:
-            self._filters = filters_in_index(self.server_version)
-        return self._filters
+        return filters_in_index(self.server_version)
 
     @property
     def vector_values(self) -> bool:

@@ -2,9 +2,9 @@
 
 A message sent 2023-05-08 saying "I went to a support group yesterday" is about 2023-05-07: the
 *event* time is not the time it was *said*. A small regex grammar finds the expressions (exact and
-predictable) and resolves each to an inclusive range of days with a granularity. ``dateparser``
-only parses absolute dates whose span the grammar has already isolated ("8 May 2023", "May 7th");
-its ``search_dates`` is not used: on chat text it matches "may", "now", "second" and bare numbers.
+predictable) and resolves each to an inclusive range of days with a granularity, without a
+date-parsing library: absolute dates ("8 May 2023", "May 7th") are read from the grammar's own
+groups, so a date without a year never depends on the day the code runs.
 
 Conventions (days are calendar days in UTC; a reference must be timezone-aware):
 
@@ -40,8 +40,6 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-import dateparser  # type: ignore[import-untyped]
-
 Granularity = Literal["day", "week", "month", "year"]
 DateRange = tuple[date, date]
 
@@ -63,8 +61,6 @@ _DAY_WORDS = {"day before yesterday": -2, "yesterday": -1, "last night": -1, "to
               "tomorrow": 1, "day after tomorrow": 2}
 _REL = {"last": -1, "this past": -1, "this": 0, "next": 1, "this coming": 1}
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}  # northern, by month
-_DATEPARSER_SETTINGS = {"DATE_ORDER": "DMY", "PARSERS": ["absolute-time"],
-                        "REQUIRE_PARTS": ["day", "month"]}
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -250,10 +246,14 @@ def _month_year(m: re.Match[str], ref: date) -> _Hit:
 def _day_month(m: re.Match[str], ref: date) -> _Hit | None:
     if not (m["year"] or _word_ok(m["mon"])):
         return None
-    parsed = dateparser.parse(m.group(0), languages=["en"], settings=_DATEPARSER_SETTINGS)
-    if parsed is None:
-        return None
-    day = parsed.date() if m["year"] else _nearest_year(ref, parsed.month, parsed.day)
+    month, number = _month_number(m["mon"]), int(m["day"])
+    if m["year"]:
+        try:
+            day: date | None = date(int(m["year"]), month, number)
+        except ValueError:  # not in the calendar: "31 April 2023"
+            return None
+    else:
+        day = _nearest_year(ref, month, number)
     return None if day is None else _Hit(day, day, "day")
 
 

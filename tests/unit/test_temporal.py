@@ -98,7 +98,7 @@ MONDAY_CASES = [
     ("back in September, 2022", "in September, 2022", "2022-09"),
     ("May of 2020", "May of 2020", "2020-05"),
     ("what did I do in may 2023", "in may 2023", "2023-05"),
-    # absolute days (dateparser)
+    # absolute days (read from the grammar's groups)
     ("on 8 May 2023", "8 May 2023", "2023-05-08"),
     ("May 7th", "May 7th", "2023-05-07"),
     ("on May 7, 2023.", "May 7, 2023", "2023-05-07"),
@@ -141,6 +141,16 @@ def test_resolves_against_a_monday(text: str, written: str, label: str) -> None:
 )
 def test_week_edges_on_a_sunday(text: str, label: str) -> None:
     assert only(text, SUNDAY).label == label
+
+
+def test_leap_day_without_a_year_takes_the_nearest_leap_year() -> None:
+    """A day without a year is resolved against the reference, never against the day the code
+    runs: 29 February exists only in leap years."""
+    ref = datetime(2024, 3, 2, tzinfo=UTC)
+    assert [e.label for e in find_expressions("on Feb 29 we met", ref)] == ["2024-02-29"]
+    assert [e.label for e in find_expressions("on 29 February we met", ref)] == ["2024-02-29"]
+    # not in the calendar: only the month is read
+    assert [e.label for e in find_expressions("31 April 2023", ref)] == ["2023-04"]
 
 
 @pytest.mark.parametrize(

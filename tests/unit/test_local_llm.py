@@ -32,7 +32,7 @@ def test_config_from_env(tmp_path: Path) -> None:
                                       "GRAPHMEM_LLM_PORT": "0", "GRAPHMEM_LLM_THREADS": "2"})
     assert (cfg.cache_dir, cfg.port, cfg.threads) == (tmp_path, 0, 2)
     assert cfg.model_path == tmp_path / "models" / ls.MODEL_FILE
-    assert cfg.binary_path == tmp_path / "bin" / f"llama-server-{ls.LLAMA_CPP_PYTHON}"
+    assert cfg.binary_path == tmp_path / "bin" / f"llama-server-{ls.LLAMA_CPP_PYTHON}-noamx"
 
 
 def test_part_requirements_are_the_22_parts_in_order() -> None:
@@ -111,6 +111,8 @@ def test_build_and_server_command_lines(tmp_path: Path) -> None:
     assert "-DGGML_NATIVE=ON" in configure and "-DBUILD_SHARED_LIBS=OFF" in configure
     assert "-DLLAMA_CURL=OFF" in configure and "-DLLAMA_OPENSSL=OFF" in configure
     assert build[-4:] == ["--target", "llama-server", "-j", "2"]
+    flags = ["-DCMAKE_C_FLAGS=-mno-amx-tile", "-DCMAKE_CXX_FLAGS=-mno-amx-tile"]
+    assert ls.build_commands(tmp_path, tmp_path, 2, flags)[0][-2:] == flags
     cfg = ls.LocalLLMConfig(cache_dir=tmp_path, threads=2)
     argv = ls.server_command(cfg.binary_path, cfg.model_path, 8123, cfg)
     assert argv[0] == str(cfg.binary_path)
@@ -140,3 +142,18 @@ def test_status_of_a_cache_without_a_server(tmp_path: Path) -> None:
     assert not ls.status(cfg).running
     assert ls.stop(cfg) is False
     assert not (tmp_path / "run" / "pid").exists()
+
+
+def test_the_build_leaves_amx_out_when_the_compiler_knows_how() -> None:
+    """A VM may report AMX and still fault on its first tile instruction: the native build
+    leaves it out; a compiler that does not know the flags gets none."""
+    asked: list[str] = []
+
+    def knows(flags: str) -> bool:
+        asked.append(flags)
+        return True
+
+    assert ls.compiler_flags(knows) == [f"-DCMAKE_C_FLAGS={ls.NO_AMX}",
+                                        f"-DCMAKE_CXX_FLAGS={ls.NO_AMX}"]
+    assert asked == [ls.NO_AMX] and "-mno-amx-tile" in ls.NO_AMX
+    assert ls.compiler_flags(lambda flags: False) == []

@@ -320,15 +320,34 @@ def _wait_ready(cfg: LocalLLMConfig, pid: int, port: int, timeout_s: float) -> L
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if not processes.alive(pid):
+            child = processes.CHILDREN.get(pid)
+            how = exit_reason(child.returncode if child is not None else None)
             stop(cfg)
             log = processes.tail(cfg.run_dir / "llama-server.log", 30, "(no log)")
-            raise LocalLLMError(f"llama-server (pid {pid}) exited during start-up:\n{log}")
+            raise LocalLLMError(f"llama-server (pid {pid}) exited during start-up{how}:\n{log}")
         if _healthy(port):
             return LocalStatus(True, pid, port)
         time.sleep(0.5)
     stop(cfg)
     raise LocalLLMError(f"llama-server did not answer within {timeout_s:.0f}s:\n"
                         f"{processes.tail(cfg.run_dir / 'llama-server.log', 30, '(no log)')}")
+
+
+def exit_reason(returncode: int | None) -> str:
+    """How a child ended, for an error message: " (killed by SIGSEGV: ...)", " (exit code 1)",
+    or "" when unknown. A crash names the likely cause: an instruction the CPU refused."""
+    if returncode is None:
+        return ""
+    if returncode >= 0:
+        return f" (exit code {returncode})"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        return f" (killed by signal {-returncode})"
+    if name in ("SIGSEGV", "SIGILL", "SIGBUS"):
+        return (f" (killed by {name}: the binary may use an instruction this CPU refuses; "
+                "delete it to rebuild, and see the kernel log)")
+    return f" (killed by {name})"
 
 
 def _healthy(port: int) -> bool:

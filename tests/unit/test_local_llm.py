@@ -6,6 +6,7 @@ downloaded, built or started here (tests/integration/test_llm_local.py uses the 
 from __future__ import annotations
 
 import hashlib
+import signal
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,11 @@ def test_the_build_leaves_amx_out_when_the_compiler_knows_how() -> None:
                                         f"-DCMAKE_CXX_FLAGS={ls.NO_AMX}"]
     assert asked == [ls.NO_AMX] and "-mno-amx-tile" in ls.NO_AMX
     assert ls.compiler_flags(lambda flags: False) == []
+
+
+def test_exit_reason_names_the_signal_or_code() -> None:
+    assert ls.exit_reason(None) == ""
+    assert ls.exit_reason(1) == " (exit code 1)"
+    assert ls.exit_reason(-signal.SIGTERM) == " (killed by SIGTERM)"
+    assert ls.exit_reason(-signal.SIGSEGV).startswith(" (killed by SIGSEGV: ")
+    assert ls.exit_reason(-200) == " (killed by signal 200)"

@@ -700,6 +700,8 @@ def bench_locomo(
         "ablation, latency, episodes or peer)")] = False,
     methods: Annotated[str | None, typer.Option(
         help="Score only these methods, comma-separated (default: all)")] = None,
+    every: Annotated[int, typer.Option(
+        min=1, help="Score every N-th question only (a quicker estimate)")] = 1,
 ) -> None:
     """Evidence recall of fulltext / vector / rrf / rrf_expand at budgets 5-50, ingest
     throughput, search latency in-process and over HTTP. Cleans up what it wrote."""
@@ -711,7 +713,8 @@ def bench_locomo(
     try:
         out = bench.main(Settings(), data, json_out, limit, units=units and not recall_only,
                          peer=peer, recall_only=recall_only,
-                         methods=_methods(methods) if methods is not None else None)
+                         methods=_methods(methods) if methods is not None else None,
+                         every=every)
     except (GraphMemError, PeerUnavailable) as exc:
         raise _fail(exc) from exc
     _plot(out, plot_dir)

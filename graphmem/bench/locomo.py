@@ -424,7 +424,8 @@ def report(out: dict[str, Any]) -> str:
     shown = [m for m in (*METHODS, *FORMED_METHODS) if m in out["methods"]]
     lines = [
         f"LoCoMo evidence recall: {out['conversations']} conversations, {ing['messages']} "
-        f"messages, {out['questions']} questions (categories 1-4), preset "
+        f"messages, {out['questions']} questions (categories 1-4"
+        f"{', one in ' + str(out['every']) if out.get('every', 1) > 1 else ''}), preset "
         f"{out['settings']['preset']!r}",
         "", "Recall (share of gold evidence among the returned messages), by message budget",
         head, *(_row(m, out["methods"][m]["recall"]) for m in shown),
@@ -494,10 +495,14 @@ def report(out: dict[str, Any]) -> str:
 def main(
     settings: Settings, data: Path, json_out: Path | None, limit: int | None, *,
     units: bool = True, peer: str | None = None, recall_only: bool = False,
-    methods: Sequence[Method] | None = None,
+    methods: Sequence[Method] | None = None, every: int = 1,
 ) -> dict[str, Any]:
     """Run the benchmark, print the table, write ``json_out``; returns the figures. ``peer``
-    ("mem0") also runs that system on the same messages and questions (`peer_mem0`)."""
+    ("mem0") also runs that system on the same messages and questions (`peer_mem0`).
+    ``every``: score every n-th question only (the first, the n+1-th, ...), a quicker estimate;
+    every conversation is still ingested."""
+    if every < 1:
+        raise ValueError(f"every must be at least 1, not {every}")
     if peer is not None:  # before a long run: mem0ai missing is one line
         from graphmem.bench.peer_mem0 import require
 
@@ -505,6 +510,7 @@ def main(
     started, t_start = datetime.now(UTC), time.perf_counter()
     convs = locomo.load(data)[:limit] if limit is not None else locomo.load(data)
     probes, skipped = probes_of(convs)
+    probes = probes[::every]
     tenant = "bench-" + secrets.token_hex(6)
     mem = Memory.open(settings)
     rs = mem.retrieval_settings()
@@ -520,7 +526,7 @@ def main(
                      "embedding_dimensions": mem.embedder.dimensions,
                      "neo4j_version": mem.store.server_version, "ingest_batch": BATCH,
                      "torch_threads": _torch_threads(), "cpus": os.cpu_count()},
-        "tenant": tenant, "conversations": len(convs), "questions": len(probes),
+        "tenant": tenant, "conversations": len(convs), "questions": len(probes), "every": every,
         "questions_by_category": {
             str(c): sum(p.category == c for p in probes) for c in CATEGORIES
         },

@@ -84,9 +84,11 @@ def test_recall_only_with_the_sparse_list_scores_it_on_and_off(
     out = tmp_path / "out.json"
     data = _locomo_file(tmp_path / "l.json")
     r = CliRunner().invoke(app, ["bench", "locomo", "--data", str(data), "--json", str(out),
-                                 "--recall-only", "--limit", "1"])
+                                 "--recall-only", "--limit", "1", "--every", "2"])
     assert r.exit_code == 0, r.output
     fig = json.loads(out.read_text())
+    assert fig["every"] == 2 and fig["questions"] == 2  # of the conversation's 4
+    assert "2 questions (categories 1-4, one in 2)" in r.output
     assert fig["settings"]["sparse"] and fig["settings"]["sparse_model"] == "splade-tiny"
     assert set(fig["without_sparse"]) == {"rrf_expand", "graph", "iterative"}
     assert fig["methods"]["rrf_expand"]["recall"]["50"] == 1.0

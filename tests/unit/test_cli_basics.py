@@ -94,9 +94,9 @@ def test_brackets_are_text_in_help_and_errors(capsys: pytest.CaptureFixture[str]
     """Rich markup must not eat `[plot]` from an install hint, nor choke on `[/x]` in an error."""
     r = CliRunner().invoke(app, ["bench", "locomo", "--help"], env={"COLUMNS": "200"})
     assert "graphmem[plot]" in r.output and "graphmem[peer]" in r.output
-    from graphmem.cli import _fail
+    from graphmem.cli.common import fail
 
-    _fail(ValueError("pip install 'graphmem[plot]' [/x]"))
+    fail(ValueError("pip install 'graphmem[plot]' [/x]"))
     assert "pip install 'graphmem[plot]' [/x]" in capsys.readouterr().err
 
 

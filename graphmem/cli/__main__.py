@@ -1,0 +1,5 @@
+"""`python -m graphmem.cli`: the `graphmem` command."""
+
+from graphmem.cli import main
+
+main()

@@ -1,0 +1,193 @@
+"""The commands over one tenant's memory: API keys, forgetting, retried extraction, audit
+queries, ingest and search."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shlex
+from collections.abc import Iterable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from graphmem.cli.common import Tenant, check_tenant, console, fail, progress_bar, tenant_memory
+from graphmem.config import Settings, hash_api_key
+from graphmem.errors import GraphMemError
+from graphmem.models import MessageIn, SearchRequest
+
+
+def _env_keys() -> dict[str, str]:
+    """The key hashes already in GRAPHMEM_API_KEYS (a JSON object), so new keys add to them."""
+    raw = os.environ.get("GRAPHMEM_API_KEYS", "").strip()
+    if not raw:
+        return {}
+    try:
+        keys = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise fail(ValueError(f"GRAPHMEM_API_KEYS is not JSON: {exc.msg}")) from None
+    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
+        raise fail(ValueError('GRAPHMEM_API_KEYS must be a JSON object {"<sha256>": "tenant"}'))
+    return {str(k): v for k, v in keys.items()}
+
+
+def new_key(tenant: Annotated[str, typer.Argument(callback=check_tenant)]) -> None:
+    """Make an API key for TENANT. Prints the key (give it to the client) and, on stdout, the
+    line that sets GRAPHMEM_API_KEYS on the server: the keys already in the environment plus
+    this one (only hashes are kept). The server reads its keys at start: restart it."""
+    key = "gm_" + secrets.token_urlsafe(24)
+    keys = {**_env_keys(), hash_api_key(key): tenant}
+    console.print(f"key for tenant {tenant!r}: {key}", highlight=False)
+    typer.echo(f"export GRAPHMEM_API_KEYS={shlex.quote(json.dumps(keys))}")
+    console.print(f"{len(keys)} key(s) in that line; restart the server (graphmem serve) for "
+                  "it to take them", highlight=False)
+
+
+class ForgetKind(StrEnum):
+    message = "message"
+    trace = "trace"
+    fact = "fact"
+
+
+def forget_one(
+    kind: Annotated[ForgetKind, typer.Argument(help="message | trace | fact")],
+    id_: Annotated[str, typer.Argument(metavar="ID", help="Its id")],
+    tenant: Tenant = "default",
+) -> None:
+    """Forget one message, trace or fact, and what rests only on it; prints the report (JSON).
+    One transaction, audited (`graphmem audit deletions`)."""
+    with tenant_memory(tenant) as tm:
+        forgets = {"message": tm.messages.forget, "trace": tm.traces.forget,
+                   "fact": tm.facts.forget}
+        report = forgets[kind.value](id_)
+    if report.already_forgotten:
+        console.print(f"{kind.value} {id_!r} was already forgotten "
+                      f"({report.forgotten_at.isoformat()})", highlight=False)
+    typer.echo(report.model_dump_json(indent=2))
+
+
+class ExtractionStatus(StrEnum):
+    all_dropped = "all_dropped"
+    partial = "partial"
+    empty = "empty"
+
+
+def retry_extraction(
+    status: Annotated[ExtractionStatus, typer.Option(
+        help="Episodes whose last extraction ended so")] = ExtractionStatus.all_dropped,
+    owner: Annotated[str | None, typer.Option(help="Only this owner's episodes")] = None,
+    tenant: Tenant = "default",
+) -> None:
+    """Extract facts again from the episodes whose last extraction kept nothing (e.g. after
+    changing the LLM or its prompt): enqueues one formation job per session; a worker
+    (`graphmem worker`, or `serve --worker`) runs them. Prints the episodes and jobs (JSON)."""
+    from graphmem.models import ExtractionRetryIn
+
+    with tenant_memory(tenant) as tm:
+        done = tm.jobs.retry_extraction(ExtractionRetryIn(status=status.value, owner=owner))
+    typer.echo(done.model_dump_json(indent=2))
+
+
+def audit_query(
+    name: Annotated[str | None, typer.Argument(help="Query name; none: list them")] = None,
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", "-p", help="NAME=VALUE, once per parameter (datetimes with an offset)")] = None,
+    tenant: Tenant = "default",
+) -> None:
+    """Run a named audit query (cypher/audit/) read-only for the tenant; rows as JSON lines."""
+    from graphmem import audit
+
+    if name is None:
+        for q in audit.all_queries():
+            typer.echo(f"{q.name}: {q.purpose}")
+        return
+    raw = {}
+    for item in param or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"NAME=VALUE, not {item!r}", param_hint="--param")
+        raw[key] = value
+    with tenant_memory(tenant) as tm:
+        rows = tm.audit.run(name, raw).rows
+    for row in rows:
+        typer.echo(json.dumps(row, default=str))
+
+
+def _batches(path: Path, fmt: str, batch: int) -> tuple[int, Iterable[list[MessageIn]]]:
+    if fmt == "locomo":
+        from graphmem.datasets import locomo
+
+        messages = [m for c in locomo.load(path) for m in c.messages]
+        return len(messages), (messages[i : i + batch] for i in range(0, len(messages), batch))
+    from graphmem.datasets import jsonl
+
+    try:  # the whole file is checked before Neo4j or the model is touched
+        total = jsonl.check(path)
+    except jsonl.BadLine as exc:
+        console.print(f"{path}:{exc.line}: {exc.reason}", highlight=False, markup=False,
+                      soft_wrap=True)
+        raise typer.Exit(code=2) from None
+    return total, jsonl.read(path, batch)
+
+
+def ingest(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)],
+    tenant: Tenant = "default",
+    format: Annotated[str, typer.Option(help="jsonl | locomo")] = "jsonl",
+    batch: int = 200,
+) -> None:
+    """Store the messages of FILE (JSON lines of messages, or a LoCoMo file). A malformed line
+    is reported as FILE:LINE: reason (exit 2) before anything is stored."""
+    if format not in ("jsonl", "locomo"):
+        raise typer.BadParameter(f"jsonl or locomo, not {format!r}", param_hint="--format")
+    try:
+        total, batches = _batches(file, format, batch)
+        from graphmem.service import Memory
+
+        mem = Memory.open(Settings())
+        created = 0
+        try:
+            with progress_bar() as progress:
+                task = progress.add_task("ingesting", total=total)
+                for report in mem.for_tenant(tenant).messages.ingest_many(batches):
+                    created += report.created
+                    progress.advance(task, len(report.ids))
+        finally:
+            mem.close()
+    except (GraphMemError, UnicodeDecodeError, ValueError, KeyError, OSError) as exc:
+        raise fail(exc if not isinstance(exc, KeyError) else ValueError(
+            f"{file}: not a LoCoMo file (no {exc})")) from exc
+    typer.echo(f"{total} messages read, {created} new, {total - created} already stored")
+
+
+def search(
+    query: str,
+    owner: Annotated[str, typer.Option(help="Whose memory to search")],
+    tenant: Tenant = "default",
+    k: int = 10,
+    method: str = "rrf_expand",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON")] = False,
+) -> None:
+    """Search an owner's memory and print the rendered context."""
+    from graphmem.service import Memory
+
+    try:
+        req = SearchRequest.model_validate({"query": query, "owner": owner, "k": k,
+                                            "method": method})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "query"
+        raise typer.BadParameter(first["msg"], param_hint=f"--{where}") from None
+    try:
+        mem = Memory.open(Settings())
+        try:
+            result = mem.for_tenant(tenant).search(req)
+        finally:
+            mem.close()
+    except GraphMemError as exc:
+        raise fail(exc) from exc
+    typer.echo(result.model_dump_json(indent=2) if as_json else result.context)

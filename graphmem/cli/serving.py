@@ -1,0 +1,204 @@
+"""The long-running commands: the HTTP API (`serve`), MCP, the job worker and the demo."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from contextlib import nullcontext
+from typing import Annotated, Any
+
+import typer
+
+from graphmem import neo4j_server
+from graphmem.cli.common import DemoTenant, InProcessWorker, check_tenant, fail
+from graphmem.config import Settings, hash_api_key
+from graphmem.errors import GraphMemError
+from graphmem.progress import bar
+
+
+def serve(
+    host: Annotated[str | None, typer.Option()] = None,
+    port: Annotated[int | None, typer.Option()] = None,
+    worker: InProcessWorker = False,
+    workers: Annotated[int, typer.Option(min=1, help="API processes (each loads the model and "
+                                         "opens its own Neo4j connections; --worker jobs still "
+                                         "run once, in the supervising process)")] = 1,
+) -> None:
+    """Run the HTTP API (uvicorn); with --worker also the background jobs, in this process."""
+    import uvicorn
+
+    from graphmem.api.app import create_app
+
+    overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    typer.echo(f"API docs: http://{settings.host}:{settings.port}/docs")
+    if workers > 1:
+        _serve_processes(settings, workers, worker)
+        return
+    if not worker:
+        uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
+        return
+    from graphmem.service import Memory
+
+    mem = Memory.open(settings, apply_schema=False)
+    try:
+        _serve_with_worker(settings, mem, create_app(settings, mem))
+    finally:
+        mem.close()
+
+
+def _serve_processes(settings: Settings, workers: int, worker: bool) -> None:
+    """uvicorn's supervisor with ``workers`` API processes, each building its app and Memory
+    from the environment (`graphmem.api.app:app_from_environment`); with ``worker`` the
+    background jobs run once, in this supervising process. SIGINT/SIGTERM stop the processes,
+    then the jobs (running jobs finish first)."""
+    import uvicorn
+
+    os.environ["GRAPHMEM_HOST"], os.environ["GRAPHMEM_PORT"] = settings.host, str(settings.port)
+
+    def run() -> None:
+        uvicorn.run("graphmem.api.app:app_from_environment", factory=True, host=settings.host,
+                    port=settings.port, workers=workers)
+
+    if not worker:
+        run()
+        return
+    from graphmem.service import Memory
+    from graphmem.worker import BackgroundWorkers
+
+    mem = Memory.open(settings, apply_schema=False)
+    try:
+        jobs = BackgroundWorkers(mem).start()
+        typer.echo("worker: running in the supervising process (formation of episodes, "
+                   "windows, skills)")
+        try:
+            run()
+        finally:
+            jobs.stop()
+    finally:
+        mem.close()
+
+
+def _serve_with_worker(settings: Settings, mem: Any, asgi: Any) -> None:
+    """uvicorn with formation workers in a background thread, stopped (running jobs finish
+    first) when the server shuts down."""
+    import uvicorn
+
+    from graphmem.worker import BackgroundWorkers
+
+    workers = BackgroundWorkers(mem).start()
+    typer.echo("worker: running in this process (formation of episodes, windows, skills)")
+    try:
+        uvicorn.run(asgi, host=settings.host, port=settings.port)
+    finally:
+        workers.stop()
+
+
+def mcp(
+    tenant: Annotated[str, typer.Option(envvar="GRAPHMEM_MCP_TENANT", help="Tenant the stdio "
+                                        "server acts as (the client is trusted: no API key)")]
+    = "default",
+    transport: Annotated[str, typer.Option(help="stdio | http")] = "stdio",
+    host: Annotated[str | None, typer.Option()] = None,
+    port: Annotated[int | None, typer.Option()] = None,
+) -> None:
+    """Serve MCP (Model Context Protocol) for Claude Desktop, Cursor and other agents: on
+    stdin/stdout for one tenant, or with --transport http at /mcp of the HTTP API (API keys)."""
+    if transport == "http":
+        serve(host, port)
+        return
+    if transport != "stdio":
+        raise fail(ValueError(f"--transport must be stdio or http, not {transport!r}"))
+    from graphmem import mcp_server
+
+    try:
+        mcp_server.run_stdio(Settings(), tenant)
+    except GraphMemError as exc:
+        raise fail(exc) from exc
+
+
+def worker(
+    concurrency: Annotated[int, typer.Option(min=1, help="Worker threads in this process "
+                                             "(start more processes for more)")] = 1,
+    once: Annotated[bool, typer.Option(help="Exit once no job is claimable (drain)")] = False,
+    tenant: Annotated[str | None, typer.Option(
+        callback=lambda v: v if v is None else check_tenant(v),
+        help="Only this tenant's jobs (default: every tenant's)")] = None,
+) -> None:
+    """Run background jobs (formation) until stopped (Ctrl-C or SIGTERM: running jobs finish
+    first). A job left by a killed worker is claimed again once its lease expires."""
+    import signal
+    import threading
+
+    from graphmem import worker as jobs_worker
+    from graphmem.api.observability import configure_logging
+    from graphmem.service import Memory
+
+    settings = Settings()
+    configure_logging(settings)  # GRAPHMEM_LOG_FORMAT / GRAPHMEM_LOG_LEVEL, as the API's
+    stop = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        mem = Memory.open(settings)
+        try:
+            waiting = 0
+            if once:  # catching up: a bar over the jobs waiting now (more may come)
+                waiting = (mem.jobs.counts(tenant) if tenant is not None
+                           else mem.job_counts_all(["pending"], 10**9)).get("pending", 0)
+            with bar("formation jobs", waiting) if once else nullcontext() as advance:
+                ran = jobs_worker.run_workers(mem, jobs_worker.DEFAULT_HANDLERS, concurrency,
+                                              stop, drain=once, tenant=tenant, on_job=advance)
+        finally:
+            mem.close()
+    except GraphMemError as exc:
+        raise fail(exc) from exc
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    typer.echo(f"{ran} jobs run")
+
+
+def demo(
+    tenant: DemoTenant = "demo",
+    worker: InProcessWorker = True,
+    browser_setup: Annotated[bool, typer.Option(
+        help="After connecting, Neo4j Browser applies the graphmem style and opens the guide "
+        "to the audit queries on the demo data (both served by this API)")] = True,
+) -> None:
+    """Start Neo4j, load the small demo memory, and serve the API (what `make run` does)."""
+    import uvicorn
+
+    from graphmem import demo as demo_data
+    from graphmem.api.app import create_app
+    from graphmem.api.browser import post_connect_cmd
+    from graphmem.service import Memory
+
+    settings = Settings()
+    try:
+        connect_cmd = post_connect_cmd(settings, tenant) if browser_setup else None
+        st = neo4j_server.start(settings, connect_cmd)
+        mem = Memory.open(settings)
+        demo_data.load(mem, tenant)
+    except (GraphMemError, neo4j_server.Neo4jServerError) as exc:
+        raise fail(exc) from exc
+    key = "gm_demo_" + secrets.token_urlsafe(12)
+    keys = {**settings.api_keys, hash_api_key(key): tenant}  # the environment's keys stay valid
+    settings = settings.model_copy(update={"api_keys": keys})
+    typer.echo(
+        f"\nAPI docs:      http://{settings.host}:{settings.port}/docs\n"
+        f"Neo4j Browser: {st.browser_url}  (user neo4j, password in {settings.password_file})\n"
+        + (f"  after connecting it applies the graphmem style and opens the guide "
+           f"({connect_cmd.rsplit(' ', 1)[-1]})\n" if connect_cmd else "")
+        + f"API key for tenant {tenant!r}: {key}\n"
+        f"Try: curl -s -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' "
+        f"-d '{{\"query\": \"rollback requirement\", \"owner\": \"alice\"}}' "
+        f"http://{settings.host}:{settings.port}/v1/search\n"
+        + ("" if worker else "worker: off (--no-worker): run `graphmem worker` to form "
+           "episodes\n")
+    )
+    if worker:
+        _serve_with_worker(settings, mem, create_app(settings, mem))
+    else:
+        uvicorn.run(create_app(settings, mem), host=settings.host, port=settings.port)

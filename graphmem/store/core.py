@@ -184,6 +184,7 @@ class Store:
         )
         self._version: str | None = None
         self._vector_values: bool | None = None
+        self._search_failures_logged: set[str] = set()
 
     def close(self) -> None:
         self._driver.close()
@@ -226,10 +227,18 @@ class Store:
         if (variant := search_variant(name)) is not None and self.vector_filters:
             try:
                 return self._execute(variant, write, params)
-            except nx.DatabaseError as exc:  # a server-side failure of SEARCH (seen on 2026.08
-                # with some stores): the over-fetching query answers the same question
-                log.warning("%s failed on Neo4j %s (%s); %s answers instead", variant,
-                            self.server_version, exc.message, name)
+            except nx.DatabaseError as exc:  # a server-side failure of SEARCH: the
+                # over-fetching query answers the same question. Seen on 2026.08.1 once vectors
+                # were deleted from the index, for a filter that matches no vector left (an owner
+                # or tenant with none): "Index 33554431 out of bounds for length 1"
+                metrics.SEARCH_FALLBACKS.labels(variant).inc()
+                first = variant not in self._search_failures_logged
+                self._search_failures_logged.add(variant)
+                log.log(logging.WARNING if first else logging.DEBUG,
+                        "%s failed on Neo4j %s (%s); %s answers instead%s", variant,
+                        self.server_version, exc.message, name,
+                        " (logged once; counted in graphmem_vector_search_fallbacks_total)"
+                        if first else "")
                 log.debug("failed SEARCH parameters: %s",
                           {k: v for k, v in params.items() if k != "vector"})
         return self._execute(name, write, params)

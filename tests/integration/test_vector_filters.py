@@ -73,6 +73,29 @@ def test_vector_search_sees_only_its_tenant_and_owner(memory: Memory, tenant: st
                                                                 Filters()) == []
 
 
+def test_search_after_deletions_answers_for_owners_with_and_without_vectors(
+        memory: Memory, tenant: str) -> None:
+    """Neo4j 2026.08.1 can fail a SEARCH whose filter matches no vector left once vectors were
+    deleted from the index; the over-fetching query answers instead. Either way the hits are
+    right: none for an owner with nothing left, the remaining session for the other."""
+    who, emptied = owner(), owner()
+    for session, start in (("s1", 0), ("s2", 100), ("s3", 200)):
+        _ingest(memory, tenant, who, session, start)
+    _ingest(memory, tenant, emptied)
+    messages = memory.for_tenant(tenant).messages
+    for i in range(len(TEXTS)):
+        messages.forget(f"{emptied}-s1-{i}")
+        for session, start in (("s1", 0), ("s2", 100)):
+            messages.forget(f"{who}-{session}-{start + i}")
+    store = memory.store.tenant(tenant)
+    query = _vector(memory, "a cat from the animal shelter")
+    assert store.vector_search(emptied, query, 5, 8, Filters()) == []
+    assert store.vector_search(owner(), query, 5, 8, Filters()) == []
+    hits = store.vector_search(who, query, 5, 8, Filters())
+    assert [h for h, _ in hits][:1] == [f"{who}-s3-200"]
+    assert len(hits) == 5 and all(h.startswith(f"{who}-s3-") for h, _ in hits), hits
+
+
 def test_session_and_time_filters_still_apply(memory: Memory, tenant: str) -> None:
     who = owner()
     _ingest(memory, tenant, who, "s1")

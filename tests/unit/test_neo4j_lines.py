@@ -3,11 +3,12 @@ the 2026 launcher's entry point, and how the store picks its vector schema and q
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 
-from graphmem import cypher, neo4j_server
+from graphmem import cypher, metrics, neo4j_server
 from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
 from graphmem.store.core import (
     VECTOR_INDEXES,
@@ -172,9 +173,15 @@ def test_a_failing_search_variant_falls_back_to_the_over_fetching_query(
         return [{"fetched": 0, "hits": []}]
 
     monkeypatch.setattr(store, "_execute", execute)
-    assert store.run("queries/vector_search", owner="o") == [{"fetched": 0, "hits": []}]
-    assert ran == ["queries/vector_search.search", "queries/vector_search"]
-    assert "answers instead" in caplog.text
+    counted = metrics.SEARCH_FALLBACKS.labels("queries/vector_search.search")
+    before = counted._value.get()
+    with caplog.at_level(logging.DEBUG, logger="graphmem.store"):
+        assert store.run("queries/vector_search", owner="o") == [{"fetched": 0, "hits": []}]
+        assert store.run("queries/vector_search", owner="p") == [{"fetched": 0, "hits": []}]
+    assert ran == ["queries/vector_search.search", "queries/vector_search"] * 2
+    warned = [r for r in caplog.records if "answers instead" in r.getMessage()]
+    assert [r.levelno for r in warned] == [logging.WARNING, logging.DEBUG]  # logged once
+    assert counted._value.get() == before + 2  # every one counted
     store.close()
 
 

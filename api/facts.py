@@ -4,6 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
+from graphmem import audit
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationBatch, ProfileOps
 from graphmem.models import AuditInfo, AuditResult, UtcDatetime
 
@@ -53,8 +54,14 @@ def router(TenantMem: Any) -> APIRouter:
         """The named audit queries, with their parameters and columns."""
         return mem.audit.queries()  # type: ignore[no-any-return]
 
-    @r.get("/audit/{name}", response_model=AuditResult)
-    def run_audit(name: str, request: Request, mem: TenantMem) -> AuditResult:
+    queries = audit.all_queries()
+    AuditName = Annotated[str, Path(
+        description="One of the named queries (`GET /v1/audit` lists them with their "
+        "parameters)", json_schema_extra={"enum": [q.name for q in queries]})]
+
+    @r.get("/audit/{name}", response_model=AuditResult,
+           openapi_extra={"parameters": audit_parameters(queries)})
+    def run_audit(name: AuditName, request: Request, mem: TenantMem) -> AuditResult:
         """Run a named audit query read-only; its parameters come as query parameters
         (``tenant`` is always the caller's)."""
         result: AuditResult = mem.audit.run(name, dict(request.query_params))
@@ -65,3 +72,24 @@ def router(TenantMem: Any) -> APIRouter:
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in row.items()}
+
+
+_KINDS = {"string": {"type": "string"}, "datetime": {"type": "string", "format": "date-time"},
+          "int": {"type": "integer"}, "bool": {"type": "boolean"}}
+
+
+def audit_parameters(queries: list[audit.AuditQuery]) -> list[dict[str, Any]]:
+    """The audit queries' parameters as documented query parameters: each name once, with the
+    queries that take it (a query missing one it takes answers 422 naming it)."""
+    takers: dict[str, list[str]] = {}
+    kinds: dict[str, set[str]] = {}
+    for q in queries:
+        for name, kind in q.params.items():
+            if name != "tenant":  # always the caller's
+                takers.setdefault(name, []).append(q.name)
+                kinds.setdefault(name, set()).add(kind)
+    return [{"name": name, "in": "query", "required": False,
+             "schema": _KINDS[next(iter(kinds[name]))] if len(kinds[name]) == 1
+             else {"type": "string"},
+             "description": "Taken by " + ", ".join(sorted(takers[name]))}
+            for name in sorted(takers)]

@@ -107,6 +107,12 @@ class FactHistory(BaseModel):
 
 
 class ProfileOp(_In):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, json_schema_extra={
+        "if": {"properties": {"op": {"enum": ["ADD", "UPDATE"]}}, "required": ["op"]},
+        "then": {"required": ["value"],
+                 "properties": {"value": {"type": "string", "pattern": r"\S"}}}})
+    """ADD and UPDATE need a value (documented for clients; the validator below checks it)."""
+
     op: ProfileOpKind
     owner: str = Field(min_length=1, max_length=200, pattern=NAME)
     key: str = Field(min_length=1, max_length=200, pattern=NAME)

@@ -4,9 +4,9 @@ formed from them. No I/O here."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, WithJsonSchema
 
 from graphmem.models import NAME, Scalar, UtcDatetime
 
@@ -17,6 +17,45 @@ Units = Literal["cases", "skills"]
 MAX_TRACES = 100
 """Traces per request (each up to ``MAX_MESSAGES`` messages)."""
 MAX_MESSAGES = 2000
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+"""The chat roles a trace's messages may have (checked when the trace is read into steps)."""
+
+_TOOL_CALL = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "type": {"type": "string", "examples": ["function"]},
+        "function": {
+            "type": "object", "required": ["name"], "additionalProperties": True,
+            "properties": {
+                "name": {"type": "string", "pattern": r"\S"},
+                "arguments": {"anyOf": [{"type": "string"}, {"type": "object"}, {"type": "null"}],
+                              "description": "A JSON object, or a string of one"}}}},
+    "required": ["function"],
+    "additionalProperties": True,
+}
+ChatMessage = Annotated[dict[str, Any], WithJsonSchema({
+    "type": "object",
+    "title": "ChatMessage",
+    "description": "An OpenAI chat message as the agent produced it; other providers' cheap "
+    "shapes are tolerated (content as a list of parts, the legacy function_call, a timestamp).",
+    "required": ["role"],
+    "properties": {
+        "role": {"type": "string", "enum": list(ROLES)},
+        "content": {"anyOf": [{"type": "string"}, {"type": "array", "items": {}},
+                              {"type": "null"}]},
+        "tool_calls": {"type": "array", "items": _TOOL_CALL},
+        "tool_call_id": {"type": "string"},
+        "name": {"type": "string"},
+        "function_call": {"type": "object", "required": ["name"],
+                          "properties": {"name": {"type": "string", "pattern": r"\S"}}},
+        "timestamp": {"type": "string", "format": "date-time",
+                      "description": "ISO 8601 with an offset"},
+    },
+    "additionalProperties": True,
+})]
+"""One message of a trace: validated when the trace is read into steps (errors name the field,
+e.g. ``messages[3].role``); documented here for clients."""
 
 
 class _In(BaseModel):
@@ -35,7 +74,7 @@ class TraceIn(_In):
     task: str | None = Field(default=None, max_length=2000,
                              description="What the run was asked to do, if the caller knows")
     started_at: UtcDatetime = Field(description="ISO 8601 with an offset; stored in UTC")
-    messages: list[dict[str, Any]] = Field(
+    messages: list[ChatMessage] = Field(
         min_length=1, max_length=MAX_MESSAGES,
         description="OpenAI chat messages: role, content, tool_calls, tool_call_id, name")
     outcome: Outcome = "unknown"

@@ -14,7 +14,7 @@ from typing import Any
 
 from graphmem.errors import InvalidInput
 from graphmem.models import utc_datetime
-from graphmem.procedural.models import Step, TraceIn
+from graphmem.procedural.models import ROLES, Step, TraceIn
 
 READ_VERBS = frozenset({
     "get", "list", "search", "find", "lookup", "look", "read", "fetch", "query", "calculate",
@@ -24,7 +24,6 @@ READ_VERBS = frozenset({
 (to change state), the safe assumption."""
 _ERROR = re.compile(r"^\s*(error|exception|traceback)\b|\"error\"\s*:", re.IGNORECASE)
 _WORD_SPLIT = re.compile(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])")
-ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
 
 def writes(tool: str) -> bool:

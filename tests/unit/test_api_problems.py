@@ -112,6 +112,37 @@ def test_conflicting_writes_document_409(schema: dict[str, Any]) -> None:
     assert "409" not in schema["paths"]["/v1/search"]["post"]["responses"]
 
 
+def test_the_schema_documents_what_the_api_checks(schema: dict[str, Any]) -> None:
+    """Constraints the API checks beyond the models' types are in the document, so generated
+    clients (and the fuzzer's valid requests) send what the API accepts."""
+    from graphmem import audit
+    from graphmem.errors import InvalidInput
+    from graphmem.procedural.models import ROLES
+    from graphmem.procedural.steps import to_steps
+
+    run = schema["paths"]["/v1/audit/{name}"]["get"]
+    params = {p["name"]: p for p in run["parameters"]}
+    assert params["name"]["schema"]["enum"] == audit.names()
+    taken = {n for q in audit.all_queries() for n in q.params} - {"tenant"}
+    assert taken == set(params) - {"name"}
+    assert params["t"]["schema"] == {"type": "string", "format": "date-time"}
+    assert "true_at" in params["owner"]["description"]
+
+    components = schema["components"]["schemas"]
+    message = components["TraceIn"]["properties"]["messages"]["items"]
+    assert message["required"] == ["role"]
+    assert message["properties"]["role"]["enum"] == list(ROLES)
+    for role in ROLES:  # every documented role is read, any other refused with its field
+        assert to_steps([{"role": role, "content": "x"}])
+    with pytest.raises(InvalidInput) as refused:
+        to_steps([{"role": "robot", "content": "x"}])
+    assert refused.value.field == "messages[0].role"
+
+    op = components["ProfileOp"]
+    assert op["if"]["properties"]["op"]["enum"] == ["ADD", "UPDATE"]
+    assert op["then"]["required"] == ["value"]
+
+
 def test_document_on_a_minimal_schema() -> None:
     raw: dict[str, Any] = {
         "paths": {

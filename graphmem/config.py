@@ -111,6 +111,12 @@ class Settings(BaseSettings):
         "the same LoCoMo recall (README); torch: quantized at load. Another model name in the "
         "database ('+int8'): choose before the first ingest.",
     )
+    embedding_unit: Literal["sentence", "passage"] = Field(
+        default="sentence", description="What one vector stands for. sentence: each sentence of "
+        "a message (best with minilm); passage: a message's sentences in runs of up to ~160 "
+        "words, so a chat turn is one unit (best with e5-small-v2: README, Embedding models). "
+        "Applies to messages stored after it is set",
+    )
     embedding_cache_dir: Path = Field(
         default_factory=lambda: cache_root() / "models",
         description="Where derived models (the int8 ONNX export) are kept",

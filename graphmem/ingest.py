@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from graphmem import metrics, temporal
 from graphmem.config import Settings
@@ -41,15 +41,17 @@ def split_sentences(text: str, max_words: int = MAX_UNIT_WORDS) -> list[str]:
 
 
 def split_units(text: str, max_units: int, passage_words: int = PASSAGE_WORDS,
-                max_words: int = MAX_UNIT_WORDS) -> list[str]:
+                max_words: int = MAX_UNIT_WORDS,
+                unit: Literal["sentence", "passage"] = "sentence") -> list[str]:
     """The retrieval units of a message, at most ``max_units`` of them. A text whose sentences
     fit the cap is split into sentences (`split_sentences`, unchanged for chat turns); a longer
     one into passages: runs of consecutive sentences of up to ``passage_words`` words. If even
     those are more than the cap, passages grow so that the cap holds (the model then embeds the
     start of each; the whole text stays in the fulltext index). Units keep the text's words in
-    order, none lost."""
+    order, none lost. With ``unit="passage"`` every text is cut into passages (a chat turn is
+    one unit)."""
     sentences = split_sentences(text, max_words)
-    if len(sentences) <= max_units:
+    if len(sentences) <= max_units and unit == "sentence":
         return sentences
     passages = _pack(sentences, max(passage_words, max_words))
     if len(passages) <= max_units:
@@ -143,7 +145,8 @@ def prepare(batch: list[MessageIn], settings: Settings) -> Prepared:
     units: dict[str, list[str]] = {}
     for id_, m in zip(ids, batch, strict=True):
         if id_ not in units:  # a repeat inside the batch is stored, and embedded, once
-            units[id_] = split_units(m.text, settings.max_units_per_message)
+            units[id_] = split_units(m.text, settings.max_units_per_message,
+                                     unit=settings.embedding_unit)
     total = sum(len(u) for u in units.values())
     if total > settings.max_batch_units:
         raise TooLarge("messages", f"{total} retrieval units (sentences or passages) in one "

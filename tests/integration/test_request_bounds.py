@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from graphmem.config import Settings
 from graphmem.errors import TooLarge
-from graphmem.models import MessageIn
+from graphmem.models import MessageIn, SearchRequest
 from graphmem.service import Memory
 from tests.integration.conftest import auth
 from tests.integration.helpers import msg, owner
@@ -108,3 +108,23 @@ def test_bulk_path_has_the_same_bounds(memory: Memory, tenant: str, cypher: Any)
     # the batch before the refused one is its own transaction and committed; nothing of it after
     assert cypher("MATCH (m:Message {tenant: $t, owner: $o}) RETURN m.session_id AS s",
                   t=tenant, o=who) == [{"s": "ok"}]
+
+
+def test_passage_units_store_a_chat_turn_as_one_unit(memory: Memory, tenant: str,
+                                                     cypher: Any) -> None:
+    """With embedding_unit=passage a turn of several sentences is one vector, found by search
+    like any other."""
+    from graphmem.ingest import Ingestor
+
+    who = owner()
+    turn = "We walked along the river. Lisbon was sunny! We might move there next spring."
+    ingestor = Ingestor(memory.settings.model_copy(update={"embedding_unit": "passage"}),
+                        memory.embedder)
+    ingestor.ingest(memory.store.tenant(tenant), [MessageIn.model_validate(
+        msg(0, who, text=turn)), MessageIn.model_validate(msg(1, who, text="Nice. Tell me more."))])
+    units = cypher("MATCH (s:Sentence {tenant: $t, owner: $o}) RETURN s.text AS text "
+                   "ORDER BY s.message_id", t=tenant, o=who)
+    assert [u["text"] for u in units] == [turn, "Nice. Tell me more."]
+    hits = memory.for_tenant(tenant).search(SearchRequest(
+        query="moving to Lisbon in spring", owner=who, method="vector")).hits
+    assert hits[0].id == f"{who}-s1-0"

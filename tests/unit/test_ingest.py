@@ -103,6 +103,19 @@ def test_long_text_becomes_passages_of_consecutive_sentences() -> None:
     assert " ".join(units) == " ".join(sentences)
 
 
+def test_passage_units_make_a_chat_turn_one_unit_and_a_long_text_passages() -> None:
+    turn = "I moved to Lisbon. It is sunny!\nWe should meet… Maybe in May?"
+    assert split_units(turn, max_units=64, unit="passage") == [
+        "I moved to Lisbon. It is sunny! We should meet… Maybe in May?"]
+    sentences = [f"Sentence number {i} has six words." for i in range(100)]
+    long = " ".join(sentences)
+    assert split_units(long, max_units=64, unit="passage") == split_units(long, max_units=64)
+    assert split_units(long, max_units=2, unit="passage") == split_units(long, max_units=2)
+    one = "word " * 400 + "end."  # one sentence of 401 words: cut at 80, packed to 160
+    units = split_units(one, max_units=64, unit="passage")
+    assert [len(u.split()) for u in units] == [160, 160, 81]
+
+
 def test_passages_grow_when_the_cap_would_be_exceeded() -> None:
     text = "word. " * 20_000  # 20,000 one-word sentences: 125 passages of 160 words
     units = split_units(text, max_units=64)

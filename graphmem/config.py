@@ -21,6 +21,8 @@ NEO4J_VERSION = "5.26.30"  # newest 5.26 LTS patch Maven Central resolved on 202
 NEO4J_VERSION_2026 = "2026.08.1"  # the current line (needs Java 21+), resolved the same day
 NEO4J_BROWSER_VERSION = "5.24.0"  # newest org.neo4j.client:neo4j-browser on Maven Central
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
+EmbeddingUnit = Literal["sentence", "passage"]
+"""What one stored vector stands for (`Settings.embedding_unit`, `graphmem.ingest.split_units`)."""
 # Types whose values accumulate; every other type is single-valued (a new value replaces the old).
 MULTI_VALUED_TYPES: dict[str, Literal["single", "multi"]] = {
     t: "multi" for t in ("hobby", "interest", "likes", "dislikes", "skill", "language", "pet",
@@ -111,7 +113,7 @@ class Settings(BaseSettings):
         "the same LoCoMo recall (README); torch: quantized at load. Another model name in the "
         "database ('+int8'): choose before the first ingest.",
     )
-    embedding_unit: Literal["sentence", "passage"] = Field(
+    embedding_unit: EmbeddingUnit = Field(
         default="sentence", description="What one vector stands for. sentence: each sentence of "
         "a message (best with minilm); passage: a message's sentences in runs of up to ~160 "
         "words, so a chat turn is one unit (best with e5-small-v2: README, Embedding models). "

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any, Literal
+from typing import Any
 
 from graphmem import metrics, temporal
-from graphmem.config import Settings
+from graphmem.config import EmbeddingUnit, Settings
 from graphmem.embeddings import Embedder, token_counts
 from graphmem.entities.extract import message_mentions as mention_rows
 from graphmem.errors import Conflict, InvalidInput, TooLarge
@@ -42,7 +42,7 @@ def split_sentences(text: str, max_words: int = MAX_UNIT_WORDS) -> list[str]:
 
 def split_units(text: str, max_units: int, passage_words: int = PASSAGE_WORDS,
                 max_words: int = MAX_UNIT_WORDS,
-                unit: Literal["sentence", "passage"] = "sentence") -> list[str]:
+                unit: EmbeddingUnit = "sentence") -> list[str]:
     """The retrieval units of a message, at most ``max_units`` of them. A text whose sentences
     fit the cap is split into sentences (`split_sentences`, unchanged for chat turns); a longer
     one into passages: runs of consecutive sentences of up to ``passage_words`` words. If even

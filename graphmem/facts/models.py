@@ -107,7 +107,7 @@ class FactHistory(BaseModel):
 
 
 class ProfileOp(_In):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, json_schema_extra={
+    model_config = ConfigDict(json_schema_extra={  # with _In's config
         "if": {"properties": {"op": {"enum": ["ADD", "UPDATE"]}}, "required": ["op"]},
         "then": {"required": ["value"],
                  "properties": {"value": {"type": "string", "pattern": r"\S"}}}})

@@ -232,13 +232,12 @@ class Store:
                 # were deleted from the index, for a filter that matches no vector left (an owner
                 # or tenant with none): "Index 33554431 out of bounds for length 1"
                 metrics.SEARCH_FALLBACKS.labels(variant).inc()
-                first = variant not in self._search_failures_logged
+                level = logging.DEBUG if variant in self._search_failures_logged else (
+                    logging.WARNING)  # once per query, then counted only
                 self._search_failures_logged.add(variant)
-                log.log(logging.WARNING if first else logging.DEBUG,
-                        "%s failed on Neo4j %s (%s); %s answers instead%s", variant,
-                        self.server_version, exc.message, name,
-                        " (logged once; counted in graphmem_vector_search_fallbacks_total)"
-                        if first else "")
+                log.log(level, "%s failed on Neo4j %s (%s); %s answers instead (logged once, "
+                        "counted in graphmem_vector_search_fallbacks_total)", variant,
+                        self.server_version, exc.message, name)
                 log.debug("failed SEARCH parameters: %s",
                           {k: v for k, v in params.items() if k != "vector"})
         return self._execute(name, write, params)

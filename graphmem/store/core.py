@@ -86,6 +86,14 @@ def search_variant(name: str) -> str | None:
     return variant if (cypher.CYPHER_DIR / f"{variant}.cypher").is_file() else None
 
 
+@cache
+def exact_variant(name: str) -> str | None:
+    """The exact scan of a vector query (``<name>_exact``: parameter ``k``, one row per hit),
+    if it has one."""
+    variant = f"{name}_exact"
+    return variant if (cypher.CYPHER_DIR / f"{variant}.cypher").is_file() else None
+
+
 @contextlib.contextmanager
 def _translated() -> Iterator[None]:
     """Driver failures that mean 'Neo4j is not reachable now' become StoreUnavailable (503), and
@@ -227,20 +235,33 @@ class Store:
         if (variant := search_variant(name)) is not None and self.vector_filters:
             try:
                 return self._execute(variant, write, params)
-            except nx.DatabaseError as exc:  # a server-side failure of SEARCH: the
-                # over-fetching query answers the same question. Seen on 2026.08.1 once vectors
-                # were deleted from the index, for a filter that matches no vector left (an owner
-                # or tenant with none): "Index 33554431 out of bounds for length 1"
-                metrics.SEARCH_FALLBACKS.labels(variant).inc()
-                level = logging.DEBUG if variant in self._search_failures_logged else (
-                    logging.WARNING)  # once per query, then counted only
-                self._search_failures_logged.add(variant)
-                log.log(level, "%s failed on Neo4j %s (%s); %s answers instead (logged once, "
-                        "counted in graphmem_vector_search_fallbacks_total)", variant,
-                        self.server_version, exc.message, name)
-                log.debug("failed SEARCH parameters: %s",
-                          {k: v for k, v in params.items() if k != "vector"})
+            except nx.DatabaseError as exc:
+                return self._search_failed(name, variant, write, params, exc)
         return self._execute(name, write, params)
+
+    def _search_failed(self, name: str, variant: str, write: bool, params: dict[str, Any],
+                       exc: nx.DatabaseError) -> list[Row]:
+        """A server-side failure of SEARCH. Seen on 2026.08.1 once vectors were deleted from the
+        index, whenever the filter matches fewer vectors than the LIMIT asks for ("Index
+        33554375 out of bounds for length 31"): a small owner, or one with nothing left. The
+        exact scan of the query, where it has one, answers (it reads only the owner's few
+        vectors, the caller's ``k`` best, in the SEARCH query's shape, marked ``exact``:
+        nothing more to fetch); else the over-fetching query. Logged once per query, counted
+        every time."""
+        metrics.SEARCH_FALLBACKS.labels(variant).inc()
+        exact = exact_variant(name)
+        level = logging.DEBUG if variant in self._search_failures_logged else logging.WARNING
+        self._search_failures_logged.add(variant)
+        log.log(level, "%s failed on Neo4j %s (%s); %s answers instead (logged once, counted "
+                "in graphmem_vector_search_fallbacks_total)", variant, self.server_version,
+                exc.message, exact or name)
+        log.debug("failed SEARCH parameters: %s",
+                  {k: v for k, v in params.items() if k != "vector"})
+        if exact is None or "fetch" not in params:
+            return self._execute(name, write, params)
+        fetch = params["fetch"]
+        rows = self._execute(exact, write, {**params, "k": min(params.get("k", fetch), fetch)})
+        return [{"fetched": len(rows), "hits": rows, "exact": True}]
 
     def _execute(self, name: str, write: bool, params: dict[str, Any]) -> list[Row]:
         """A write runs in a managed write transaction (the driver retries it); a read in one

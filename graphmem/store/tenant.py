@@ -205,7 +205,8 @@ def ranked_search(
     widen: bool = True,
 ) -> tuple[list[tuple[str, float]], bool]:
     """Run an index query that reads ``$fetch`` hits and filters them (its columns: fetched,
-    hits). Returns the best k distinct ids, and whether the index had nothing more to give. With
+    hits; ``exact`` when a failed SEARCH was answered by an exact scan). Returns the best k
+    distinct ids, and whether the index had nothing more to give. With
     ``widen``, the fetch grows while the filter leaves fewer than k."""
     rows, exhausted = ranked_rows(run, name, k, overfetch, params, widen)
     return [(r["id"], r["score"]) for r in rows], exhausted
@@ -217,10 +218,10 @@ def ranked_rows(
 ) -> tuple[list[Row], bool]:
     """`ranked_search` keeping each hit's whole row (``id``, ``score`` and any other field)."""
     fetch = min(max(k * overfetch, k), MAX_FETCH)
-    while True:
-        row = run(name, fetch=fetch, **params)[0]
+    while True:  # k rides along for a failed SEARCH's exact scan (`Store.run`)
+        row = run(name, fetch=fetch, **{"k": k, **params})[0]
         hits = _best_per_id(row["hits"], k)
-        exhausted = row["fetched"] < fetch
+        exhausted = row["fetched"] < fetch or bool(row.get("exact"))
         if len(hits) >= k or exhausted or fetch >= MAX_FETCH or not widen:
             return hits, exhausted
         fetch = min(fetch * 4, MAX_FETCH)

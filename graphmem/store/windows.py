@@ -50,8 +50,13 @@ class WindowStore(TenantBound):
     def search(self, index: str, owner: str, size: int, k: int, overfetch: int,
                filters: Filters, **params: Any) -> list[Row]:
         """Ranked windows of one size ({id, score, messages}); ``index`` is ``vector`` (param
-        ``vector``; exact scan when the filtered index runs dry) or ``fulltext`` (``query``)."""
+        ``vector``; exact scan when the filtered index runs dry) or ``fulltext`` (``query``).
+        Where the vector index filters by tenant, owner and size itself (Neo4j 2026), it reads
+        just k windows unless a session or time filter follows: over-fetching costs time and,
+        on 2026.08.1, fails for an owner with fewer windows than the fetch."""
         args = {"owner": owner, "size": size, **filters.params(), **params}
+        if index == "vector" and self._store.vector_filters and filters == Filters():
+            overfetch = 1
         rows, exhausted = ranked_rows(self._run, f"queries/turn_windows/{index}_search", k,
                                       overfetch, args, widen=index != "vector")
         if index == "vector" and len(rows) < k and not exhausted:

@@ -205,3 +205,45 @@ def test_an_index_without_filter_properties_is_rebuilt_with_them(memory: Memory,
     hits = memory.store.tenant(tenant).vector_search(who, _vector(memory, "cello"), 3, 8,
                                                      Filters())
     assert hits[0][0] == f"{who}-s1-2"
+
+
+def test_a_failed_search_is_answered_by_the_exact_scan(memory: Memory, tenant: str) -> None:
+    """Neo4j 2026.08.1 can fail a SEARCH whose LIMIT exceeds the vectors its filter matches
+    (seen on a long-lived store); the query's exact scan answers then. Here the failure is
+    forced on a real store: an owner with 12 sentences and 10 windows of 3 turns, asked with
+    fetches of 40 and 32, gets the exact scan's hits, with and without a session filter."""
+    from neo4j.exceptions import DatabaseError
+
+    from graphmem import metrics
+
+    if not memory.store.vector_filters:
+        pytest.skip(f"Neo4j {memory.store.server_version} runs no SEARCH")
+    who = owner()
+    _ingest(memory, tenant, owner())
+    _ingest(memory, tenant, who)
+    memory.former.form(tenant, who, "s1")
+    store = memory.store.tenant(tenant)
+    windows = WindowStore(memory.store, tenant)
+    execute = memory.store._execute
+
+    def failing(name: str, write: bool, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if name.endswith(".search"):
+            raise DatabaseError("Index 33554375 out of bounds for length 31")
+        return execute(name, write, params)
+
+    counted = metrics.SEARCH_FALLBACKS.labels("queries/turn_windows/vector_search.search")
+    for text in ("a cat from the animal shelter", "music and instruments"):
+        query = _vector(memory, text)
+        for filters in (Filters(), Filters(session_id="s1")):
+            exact = store._run("queries/vector_search_exact", owner=who, vector=query, k=10,
+                               **filters.params())
+            exact_w = windows._run("queries/turn_windows/vector_search_exact", owner=who,
+                                   size=3, vector=query, k=4, **filters.params())
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(memory.store, "_execute", failing)
+                before = counted._value.get()
+                hits = [h for h, _ in store.vector_search(who, query, 10, 8, filters)]
+                found = windows.search("vector", who, 3, 4, 8, filters, vector=query)
+            assert hits == [r["id"] for r in exact], (text, filters)
+            assert found == exact_w, (text, filters)
+            assert counted._value.get() == before + 1

@@ -4,6 +4,7 @@ the 2026 launcher's entry point, and how the store picks its vector schema and q
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
 from graphmem.store.core import (
     VECTOR_INDEXES,
     declared_properties,
+    exact_variant,
     filters_in_index,
     search_variant,
     version_key,
@@ -154,35 +156,95 @@ def test_every_vector_query_has_a_search_variant_with_the_same_columns(name: str
     assert search_variant("queries/vector_search_exact") is None
 
 
-def test_a_failing_search_variant_falls_back_to_the_over_fetching_query(
+@pytest.mark.parametrize("name", [
+    "queries/vector_search", "queries/turn_windows/vector_search", "queries/facts/vector_search",
+    "queries/episodes/vector_search", "queries/procedural/case_vector_search",
+    "queries/procedural/skill_vector_search",
+])
+def test_every_search_variant_has_an_exact_scan_taking_its_parameters(name: str) -> None:
+    """A failed SEARCH is answered by ``<name>_exact``: the same parameters, ``$k`` for
+    ``$fetch``, one row per hit with id and score, every filter of the SEARCH applied."""
+    exact = exact_variant(name)
+    assert exact == f"{name}_exact"
+    search = cypher.load(f"{name}.search")
+    text = cypher.load(exact)
+
+    def params(q: str) -> set[str]:
+        return set(re.findall(r"\$(\w+)", q))
+
+    assert params(text) == params(search) - {"fetch"} | {"k"}
+    assert "LIMIT $k" in text and "AS score" in text and "ORDER BY score DESC" in text
+    assert exact_variant(exact) is None and search_variant(exact) is None
+
+
+def test_a_failing_search_variant_falls_back_to_the_exact_scan_or_the_over_fetching_query(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    """A server-side failure of the SEARCH query (seen on 2026.08 once a store had lived a
-    while) is answered by the 5.x query, logged; never a 500."""
+    """A server-side failure of the SEARCH query (seen on 2026.08 once vectors were deleted
+    from the index, when the filter matches fewer vectors than the LIMIT) is answered by the
+    query's exact scan, asked for as many hits and returned in the SEARCH shape; a query
+    without one by the 5.x query. Logged once per query, counted every time; never a 500."""
     from neo4j.exceptions import DatabaseError
 
     from graphmem.store.core import Store
 
     store = Store(Settings(neo4j_uri="bolt://127.0.0.1:1"))  # never connects here
     store._version = "2026.08.1"
-    ran: list[str] = []
+    ran: list[tuple[str, object]] = []
 
     def execute(name: str, write: bool, params: dict[str, object]) -> list[dict[str, object]]:
-        ran.append(name)
+        ran.append((name, params.get("k")))
         if name.endswith(".search"):
-            raise DatabaseError("Index 33554431 out of bounds for length 5")
+            raise DatabaseError("Index 33554375 out of bounds for length 31")
+        if name.endswith("_exact"):
+            return [{"id": "m1", "score": 0.9}, {"id": "m2", "score": 0.8}]
         return [{"fetched": 0, "hits": []}]
 
     monkeypatch.setattr(store, "_execute", execute)
     counted = metrics.SEARCH_FALLBACKS.labels("queries/vector_search.search")
     before = counted._value.get()
+    exact = [{"fetched": 2, "hits": [{"id": "m1", "score": 0.9}, {"id": "m2", "score": 0.8}],
+              "exact": True}]
     with caplog.at_level(logging.DEBUG, logger="graphmem.store"):
-        assert store.run("queries/vector_search", owner="o") == [{"fetched": 0, "hits": []}]
-        assert store.run("queries/vector_search", owner="p") == [{"fetched": 0, "hits": []}]
-    assert ran == ["queries/vector_search.search", "queries/vector_search"] * 2
+        assert store.run("queries/vector_search", owner="o", fetch=40) == exact
+        assert store.run("queries/vector_search", owner="p", fetch=40, k=5) == exact
+        monkeypatch.setattr("graphmem.store.core.exact_variant", lambda name: None)
+        assert store.run("queries/facts/vector_search", owner="o", fetch=40) == [
+            {"fetched": 0, "hits": []}]  # a query without an exact scan: the 5.x query
+    assert ran == [("queries/vector_search.search", None), ("queries/vector_search_exact", 40),
+                   ("queries/vector_search.search", 5), ("queries/vector_search_exact", 5),
+                   ("queries/facts/vector_search.search", None),
+                   ("queries/facts/vector_search", None)]
     warned = [r for r in caplog.records if "answers instead" in r.getMessage()]
-    assert [r.levelno for r in warned] == [logging.WARNING, logging.DEBUG]  # logged once
+    assert [r.levelno for r in warned] == [logging.WARNING, logging.DEBUG, logging.WARNING]
     assert counted._value.get() == before + 2  # every one counted
     store.close()
+
+
+@pytest.mark.parametrize(("filters_in_index", "session", "fetch"),
+                         [(False, None, 80), (True, None, 10), (True, "s1", 80)])
+def test_the_window_list_reads_just_k_where_the_index_filters_and_nothing_follows(
+        filters_in_index: bool, session: str | None, fetch: int) -> None:
+    """k=10, overfetch 8: the index keeps only the owner's windows of the size, so with no
+    session or time filter after it k are enough (and on 2026.08.1 a fetch above the owner's
+    windows can fail the SEARCH)."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from graphmem.store.tenant import Filters
+    from graphmem.store.windows import WindowStore
+
+    asked: list[int] = []
+
+    def run(name: str, *, write: bool = False, **params: Any) -> list[dict[str, Any]]:
+        asked.append(params["fetch"])
+        return [{"fetched": params["fetch"],
+                 "hits": [{"id": f"w{i}", "score": 1 - i / 100} for i in range(10)]}]
+
+    windows = WindowStore(cast(Any, SimpleNamespace(run=run, vector_filters=filters_in_index)),
+                          "t")
+    assert len(windows.search("vector", "o", 3, 10, 8, Filters(session_id=session),
+                              vector=[0.0])) == 10
+    assert asked == [fetch]
 
 
 @pytest.mark.parametrize(("filters_in_index", "fetch"), [(False, 80), (True, 40)])

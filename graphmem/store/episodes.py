@@ -97,7 +97,11 @@ class EpisodeStore(TenantBound):
 
     def search(self, index: str, owner: str, k: int, overfetch: int,
                **params: Any) -> list[tuple[str, float]]:
-        """Ranked episodes of an owner; ``index`` is ``vector`` or ``fulltext``."""
+        """Ranked episodes of an owner; ``index`` is ``vector`` or ``fulltext``. Where the
+        vector index filters by tenant and owner itself (Neo4j 2026) nothing filters after it,
+        so it reads just k (a larger fetch than the owner's episodes can fail on 2026.08.1)."""
+        if index == "vector" and self._store.vector_filters:
+            overfetch = 1
         return ranked_search(
             self._run,
             f"queries/episodes/{index}_search", k, overfetch, {"owner": owner, **params},

@@ -247,6 +247,34 @@ def test_the_window_list_reads_just_k_where_the_index_filters_and_nothing_follow
     assert asked == [fetch]
 
 
+@pytest.mark.parametrize(("filters_in_index", "unit", "fetch"), [
+    (False, "episode", 80), (True, "episode", 10), (False, "case", 80), (True, "case", 10),
+    (True, "skill", 80)])
+def test_episode_and_case_lists_read_just_k_where_the_index_filters(
+        filters_in_index: bool, unit: str, fetch: int) -> None:
+    """Nothing filters episodes or cases after a filtering index: k=10 are read, not k x 8;
+    skills keep the over-fetch for their version filter, and Neo4j 5 for the owner filter."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from graphmem.store.episodes import EpisodeStore
+    from graphmem.store.procedural import ProceduralStore
+
+    asked: list[int] = []
+
+    def run(name: str, *, write: bool = False, **params: Any) -> list[dict[str, Any]]:
+        asked.append(params["fetch"])
+        return [{"fetched": params["fetch"],
+                 "hits": [{"id": f"x{i}", "score": 1 - i / 100} for i in range(10)]}]
+
+    fake = cast(Any, SimpleNamespace(run=run, vector_filters=filters_in_index))
+    if unit == "episode":
+        hits = EpisodeStore(fake, "t").search("vector", "o", 10, 8, vector=[0.0])
+    else:
+        hits = ProceduralStore(fake, "t").search(unit, "vector", "o", 10, 8, vector=[0.0])
+    assert len(hits) == 10 and asked == [fetch]
+
+
 @pytest.mark.parametrize(("filters_in_index", "fetch"), [(False, 80), (True, 40)])
 def test_the_sentence_list_over_fetches_less_where_the_index_filters(
         filters_in_index: bool, fetch: int) -> None:

@@ -56,9 +56,11 @@ def _kind(ch: str) -> str | None:
 def clauses(term: str) -> int:
     """An upper bound of the tokens (clauses) the analyser may make of one term: one, plus one
     per joiner, per change of script and per `MAX_TOKEN_CHARS` characters."""
+    joiners = sum(1 for ch in term if ch in _JOINERS)
+    if term.isascii():  # ASCII word characters are all of one kind: no change of script
+        return 1 + joiners + len(term) // MAX_TOKEN_CHARS
     kinds = [k for k in map(_kind, term) if k is not None and k not in _JOINERS]
     changes = sum(1 for a, b in pairwise(kinds) if a != b)
-    joiners = sum(1 for ch in term if ch in _JOINERS)
     return 1 + joiners + changes + len(term) // MAX_TOKEN_CHARS
 
 

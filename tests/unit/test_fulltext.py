@@ -109,6 +109,23 @@ def test_clauses_bounds_the_tokens_a_term_may_become() -> None:
     assert terms("ok " + "カa" * 300 + " fine") == ["ok", "fine"]  # too costly: left out
 
 
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)) | st.text())
+@example("192.168.1.1 don't x_1 " + "y" * 600)
+def test_the_ascii_shortcut_counts_as_the_script_rule_does(text: str) -> None:
+    """An ASCII term (word characters and joiners) has no change of script: the shortcut gives
+    the same bound as the rule over every character's kind."""
+    from itertools import pairwise
+
+    from graphmem.retrieval.fulltext import _JOINERS, _TERM, MAX_TOKEN_CHARS, _kind
+
+    for m in _TERM.finditer(text):
+        term = m.group(0)
+        kinds = [k for k in map(_kind, term) if k is not None and k not in _JOINERS]
+        by_rule = (1 + sum(ch in _JOINERS for ch in term)
+                   + sum(a != b for a, b in pairwise(kinds)) + len(term) // MAX_TOKEN_CHARS)
+        assert clauses(term) == by_rule, term
+
+
 def unescape(query: str) -> list[str]:
     return [re.sub(r"\\(.)", r"\1", t, flags=re.S) for t in query.split(" ")] if query else []
 

@@ -241,10 +241,11 @@ class Store:
 
     def _search_failed(self, name: str, variant: str, write: bool, params: dict[str, Any],
                        exc: nx.DatabaseError) -> list[Row]:
-        """A server-side failure of SEARCH. Seen on 2026.08.1 once vectors were deleted from the
-        index, whenever the filter matches fewer vectors than the LIMIT asks for ("Index
-        33554375 out of bounds for length 31"): a small owner, or one with nothing left. The
-        exact scan of the query, where it has one, answers (it reads only the owner's few
+        """A server-side failure of SEARCH ("Index 33554375 out of bounds for length 31"). Seen
+        on 2026.08.1 after vectors were deleted from the index (until new ones were added),
+        whenever SEARCH could not find its LIMIT of the filter's vectors: an owner with fewer
+        (with none: at any LIMIT), or, in a large index, one whose vectors are rare. The
+        exact scan of the query, where it has one, answers (it reads only the owner's
         vectors, the caller's ``k`` best, in the SEARCH query's shape, marked ``exact``:
         nothing more to fetch); else the over-fetching query. Logged once per query, counted
         every time."""

@@ -247,3 +247,35 @@ def test_a_failed_search_is_answered_by_the_exact_scan(memory: Memory, tenant: s
             assert hits == [r["id"] for r in exact], (text, filters)
             assert found == exact_w, (text, filters)
             assert counted._value.get() == before + 1
+
+
+def test_searches_neo4j_fails_after_deletions_are_answered_by_the_exact_scan(
+        memory: Memory, tenant: str, cypher: Any) -> None:
+    """The failure itself, on a real 2026.08.1: 1,000 sentence vectors of 50 owners, half of
+    them then deleted in one transaction, and nothing written after that (a write after the
+    deletions made it go away). A SEARCH that cannot find its LIMIT of the filter's vectors
+    then fails in the server: for an owner with none at any LIMIT, for an owner with 12
+    sentences at a fetch of 40. The searches still answer, with the exact scan's hits."""
+    from graphmem import metrics
+
+    if not memory.store.vector_filters:
+        pytest.skip(f"Neo4j {memory.store.server_version} runs no SEARCH")
+    who = owner()
+    _ingest(memory, tenant, who)
+    cypher("UNWIND range(0, 999) AS i CREATE (:Sentence {tenant: $t, owner: 'bulk-' + (i % 50), "
+           "id: 'bulk-s' + i, message_id: 'bulk-m' + i, session_id: 's1', "
+           "embedding: [x IN range(1, $d) | rand() - 0.5]})", t=tenant,
+           d=memory.embedder.dimensions)
+    cypher("MATCH (s:Sentence {tenant: $t}) WHERE s.owner STARTS WITH 'bulk-' AND rand() < 0.5 "
+           "DETACH DELETE s", t=tenant)
+    store = memory.store.tenant(tenant)
+    counted = metrics.SEARCH_FALLBACKS.labels("queries/vector_search.search")
+    before = counted._value.get()
+    query = _vector(memory, "a cat from the animal shelter")
+    assert store.vector_search(owner(), query, 5, 8, Filters()) == []
+    hits = store.vector_search(who, query, 10, 8, Filters())  # a fetch of 40, 12 sentences
+    exact = store._run("queries/vector_search_exact", owner=who, vector=query, k=10,
+                       **Filters().params())
+    assert [h for h, _ in hits] == [r["id"] for r in exact]
+    if memory.store.server_version.startswith("2026.08."):  # the line it was seen on
+        assert counted._value.get() >= before + 2

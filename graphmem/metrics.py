@@ -60,7 +60,7 @@ NEO4J_ERRORS = Counter(
     "graphmem_neo4j_errors", "Neo4j failures seen by the store, by kind", ["kind"])
 SEARCH_FALLBACKS = Counter(
     "graphmem_vector_search_fallbacks", "Vector searches whose SEARCH query the server failed "
-    "on, answered by the over-fetching query instead", ["query"])
+    "on, answered by the query's exact scan instead", ["query"])
 EXTRACTION_DROPPED = Counter(
     "graphmem_extraction_dropped", "Facts and profile operations proposed by the LLM and "
     "dropped before writing, by reason", ["reason"])

@@ -258,7 +258,7 @@ class Store:
                 exc.message, exact or name)
         log.debug("failed SEARCH parameters: %s",
                   {k: v for k, v in params.items() if k != "vector"})
-        if exact is None or "fetch" not in params:
+        if exact is None:
             return self._execute(name, write, params)
         fetch = params["fetch"]
         rows = self._execute(exact, write, {**params, "k": min(params.get("k", fetch), fetch)})

@@ -97,11 +97,10 @@ class EpisodeStore(TenantBound):
 
     def search(self, index: str, owner: str, k: int, overfetch: int,
                **params: Any) -> list[tuple[str, float]]:
-        """Ranked episodes of an owner; ``index`` is ``vector`` or ``fulltext``. Where the
-        vector index filters by tenant and owner itself (Neo4j 2026) nothing filters after it,
-        so it reads just k (a larger fetch than the owner's episodes can fail on 2026.08.1)."""
-        if index == "vector" and self._store.vector_filters:
-            overfetch = 1
+        """Ranked episodes of an owner; ``index`` is ``vector`` or ``fulltext`` (nothing
+        filters the vector list's hits: `_vector_overfetch`)."""
+        if index == "vector":
+            overfetch = self._vector_overfetch(overfetch, filtered_after=False)
         return ranked_search(
             self._run,
             f"queries/episodes/{index}_search", k, overfetch, {"owner": owner, **params},

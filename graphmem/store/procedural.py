@@ -147,11 +147,11 @@ class ProceduralStore(TenantBound):
     # --- reading ------------------------------------------------------------------------------
     def search(self, unit: str, index: str, owner: str, k: int, overfetch: int,
                **params: Any) -> list[tuple[str, float]]:
-        """Ranked ``unit`` (case or skill) ids of an owner; ``index`` is vector or fulltext.
-        Where the vector index filters by tenant and owner itself (Neo4j 2026), the case list
-        reads just k: nothing filters after it (skills are filtered by version after it)."""
-        if unit == "case" and index == "vector" and self._store.vector_filters:
-            overfetch = 1
+        """Ranked ``unit`` (case or skill) ids of an owner; ``index`` is vector or fulltext
+        (the vector list of skills is filtered by version after the index, of cases by
+        nothing: `_vector_overfetch`)."""
+        if index == "vector":
+            overfetch = self._vector_overfetch(overfetch, filtered_after=unit == "skill")
         return ranked_search(self._run, f"queries/procedural/{unit}_{index}_search", k,
                              overfetch, {"owner": owner, **params})[0]
 

@@ -69,6 +69,13 @@ class TenantBound:
         """Another tenant-bound store of the same tenant (e.g. a `WindowStore`)."""
         return kind(self._store, self.tenant)
 
+    def _vector_overfetch(self, overfetch: int, filtered_after: bool) -> int:
+        """The over-fetch of a vector list of one hit per node: none (1) where the index itself
+        filters tenant and owner (Neo4j 2026) and nothing filters its hits after it; reading
+        more costs time and, on 2026.08.1, fails for an owner with fewer nodes than the fetch
+        (`Store.run`)."""
+        return 1 if self._store.vector_filters and not filtered_after else overfetch
+
 
 class TenantStore(TenantBound):
 

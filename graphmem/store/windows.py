@@ -51,12 +51,11 @@ class WindowStore(TenantBound):
                filters: Filters, **params: Any) -> list[Row]:
         """Ranked windows of one size ({id, score, messages}); ``index`` is ``vector`` (param
         ``vector``; exact scan when the filtered index runs dry) or ``fulltext`` (``query``).
-        Where the vector index filters by tenant, owner and size itself (Neo4j 2026), it reads
-        just k windows unless a session or time filter follows: over-fetching costs time and,
-        on 2026.08.1, fails for an owner with fewer windows than the fetch."""
+        The vector list reads just k windows unless a session or time filter follows
+        (`_vector_overfetch`; the index filters the size too)."""
         args = {"owner": owner, "size": size, **filters.params(), **params}
-        if index == "vector" and self._store.vector_filters and filters == Filters():
-            overfetch = 1
+        if index == "vector":
+            overfetch = self._vector_overfetch(overfetch, filters != Filters())
         rows, exhausted = ranked_rows(self._run, f"queries/turn_windows/{index}_search", k,
                                       overfetch, args, widen=index != "vector")
         if index == "vector" and len(rows) < k and not exhausted:

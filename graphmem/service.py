@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -73,6 +73,12 @@ class Memory:
         self._units = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphmem-units")
         self._decide_llm: LLMClient | None = None
         self.reader = Reader.for_settings(settings, store)
+
+    @property
+    def search_pool(self) -> Executor:
+        """The pool a search runs its index queries in (for benchmarks that run a search's
+        stages themselves)."""
+        return self._pool
 
     @classmethod
     def open(cls, settings: Settings, *, apply_schema: bool = True,

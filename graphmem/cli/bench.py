@@ -85,6 +85,47 @@ def bench_locomo(
     _plot(out, plot_dir)
 
 
+@bench_app.command("ranker")
+def bench_ranker(
+    data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file to train on")],
+    out: Annotated[Path, typer.Option(help="Write the ranker here (JSON); copy it to "
+                                      "graphmem/retrieval/rankers/<method>.json to ship it")],
+    method: Annotated[str, typer.Option(help="rrf_expand or rrf_windows")] = "rrf_windows",
+    tenant: Annotated[str | None, typer.Option(
+        help="A tenant already holding the file, ingested and formed (default: a throwaway "
+        "tenant is seeded and deleted)")] = None,
+    depth: Annotated[int | None, typer.Option(
+        min=1, help="Candidates the ranker re-ranks (default: 20 for rrf_expand, 50 for "
+        "rrf_windows)")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+) -> None:
+    """Train the learned re-ranking of a method's fused candidates: recall without it, with it
+    in leave-one-conversation-out cross-validation, and in sample."""
+    from graphmem.bench import ranker as bench
+    from graphmem.service import Memory
+
+    if method not in ("rrf_expand", "rrf_windows"):
+        raise typer.BadParameter("rrf_expand or rrf_windows", param_hint="--method")
+    try:
+        mem = Memory.open(Settings())
+    except GraphMemError as exc:
+        raise fail(exc) from exc
+    try:
+        trained, figures = bench.main(mem, str(data), method,  # type: ignore[arg-type]
+                                      tenant, log=lambda s: console.print(s, highlight=False),
+                                      depth=depth)
+    finally:
+        mem.close()
+    for name in ("fused", "cross_validated", "in_sample"):
+        r = figures[name]["recall"]
+        console.print(f"{name:16s} " + "  ".join(f"@{b} {r[str(b)]:.3f}" for b in bench.BUDGETS),
+                      highlight=False)
+    out.write_text(json.dumps(trained.to_json(), indent=2) + "\n", encoding="utf-8")
+    console.print(f"ranker: {out}", highlight=False)
+    if json_out is not None:
+        json_out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+
+
 def _methods(text: str) -> tuple[Method, ...]:
     known = get_args(Method)
     names = tuple(m.strip() for m in text.split(",") if m.strip())

@@ -10,6 +10,7 @@ from typing import Literal
 from graphmem.models import Method, SearchRequest, Units
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.graph import GraphWalk
+from graphmem.retrieval.rerank import Ranker, for_lists
 from graphmem.retrieval.settings import RetrievalSettings
 
 TimeHint = Literal["boost", "restrict", "off"]
@@ -78,6 +79,9 @@ class Plan:
     """The weight of the ``sparse`` list in the fusion (when it runs)."""
     graph: GraphWalk | None = None
     """Method ``graph``: the personalised PageRank list joins the fusion (see `graph.rank`)."""
+    ranker: Ranker | None = None
+    """The learned re-ranking of the fused candidates before expansion (`rerank`); None: the
+    fused order stands (no ranker for these lists, no expansion, or ``rerank`` off)."""
 
     @property
     def messages(self) -> bool:
@@ -114,6 +118,8 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         expand = ((req.expand.before, req.expand.after) if req.expand is not None
                   else (rs.expand_before, rs.expand_after))
     single = req.method in ("fulltext", "vector")  # a single-index method is that index alone
+    graph = graph_walk(rs) if req.method == "graph" or (
+        rs.graph_list and req.method in EXPANDING) else None
     return Plan(
         query=req.query, owner=req.owner, method=req.method, units=req.units, lists=lists,
         unit_lists=tuple(i for i in indexes if i == "vector" or (i == "fulltext" and fulltext)),
@@ -127,7 +133,6 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         session_depth=rs.session_depth, window_split=rs.window_split,
         window_matched_only=rs.window_matched_only, session_id=req.session_id,
         time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
-        sparse_weight=rs.sparse_weight,
-        graph=graph_walk(rs) if req.method == "graph" or (
-            rs.graph_list and req.method in EXPANDING) else None,
+        sparse_weight=rs.sparse_weight, graph=graph,
+        ranker=for_lists(lists) if rs.rerank and expand is not None and graph is None else None,
     )

@@ -26,6 +26,7 @@ from graphmem.retrieval.graph import GraphWalk, Neighbourhood
 from graphmem.retrieval.iterative import Decider
 from graphmem.retrieval.iterative_search import iterative_messages
 from graphmem.retrieval.plan import Plan, resolve, window_size
+from graphmem.retrieval.rerank import rerank
 from graphmem.retrieval.retrievers import (
     Candidate,
     EpisodeRetriever,
@@ -45,13 +46,13 @@ from graphmem.store.facts import FactStore
 from graphmem.store.windows import WindowStore
 
 Timings = dict[str, float]
-STAGES = ("plan", "embed", "vector", "fulltext", "fusion", "time_range", "expansion", "select",
-          "pack")
+STAGES = ("plan", "embed", "vector", "fulltext", "fusion", "time_range", "expansion", "rerank",
+          "select", "pack")
 """The stages `search` times (one-shot methods; a window list is timed under its own name, e.g.
 ``window3_fulltext``): resolving the plan, embedding the query, each index query (a round
 trip), fusion, the time-range check of a query that names a time (a round trip), the
-neighbours' fetch (a round trip), selection, packing the result; with a sparse model also
-`SPARSE_STAGES`."""
+neighbours' fetch (a round trip), the learned re-ranking, selection, packing the result; with a
+sparse model also `SPARSE_STAGES`."""
 SPARSE_STAGES = ("sparse_embed", "sparse")
 """With a sparse model: encoding the query into word pieces, and the sparse index query (both
 in the pool, beside the query's embedding)."""
@@ -225,9 +226,22 @@ def select_messages(
     timings: Timings | None = None,
 ) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
     t = clock(timings)
-    fused = public_rules(_fuse(store, ranked(lists, plan.window_matched_only), plan, timings))
+    fused = fused_candidates(store, lists, plan, timings)
     t = lap(timings, "fusion", t)
     budget = plan.budget
+    if plan.expand is not None and plan.ranker is not None and fused:
+        # the ranker reads the candidates' messages: the windows of all it re-ranks are read
+        depth = max(plan.ranker.depth, budget if budget is not None else plan.k)
+        got = store.windows([f.id for f in fused[:depth]], *plan.expand)
+        t = lap(timings, "expansion", t)
+        fused = rerank(plan.ranker, plan.query, fused, lists, got.records, depth)
+        t = lap(timings, "rerank", t)
+        nuclei = fused if budget is not None else fused[: plan.k]
+        heads = {n.id for n in nuclei[: budget if budget is not None else len(nuclei)]}
+        windows = {i: w for i, w in got.windows.items() if i in heads}
+        selected = select(nuclei, windows, budget, plan.decay)
+        lap(timings, "select", t)
+        return selected, got.records, got.links
     nuclei = fused if budget is not None else fused[: plan.k]
     if plan.expand is not None and nuclei:
         considered = nuclei[: budget if budget is not None else len(nuclei)]
@@ -241,6 +255,13 @@ def select_messages(
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}
     lap(timings, "expansion", t)
     return selected, records, set()
+
+
+def fused_candidates(store: TenantStore, lists: Mapping[str, Sequence[Candidate]], plan: Plan,
+                     timings: Timings | None = None) -> list[Fused]:
+    """The plan's recall lists fused, with the lists derived from them (`_fuse`), every window
+    list named ``window`` in the rules."""
+    return public_rules(_fuse(store, ranked(lists, plan.window_matched_only), plan, timings))
 
 
 def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,

@@ -83,6 +83,12 @@ class RetrievalSettings:
     graph_max_degree: int = 30
     """Method ``graph``: entities mentioned by more of the owner's messages are left out."""
 
+    rerank: bool = True
+    """The expanding methods re-rank their fused candidates with the shipped learned ranker of
+    their recall lists (`graphmem.retrieval.rerank`) before expansion, when there is one (for
+    ``rrf_expand`` and ``rrf_windows`` as they are by default; not with the sparse or graph
+    list)."""
+
     sparse: bool = False
     """The hybrid methods add the learned-sparse list (``sparse``) to the message lists: set by
     `Memory.retrieval_settings` when a sparse model is configured (``GRAPHMEM_SPARSE``)."""
@@ -95,7 +101,10 @@ class RetrievalSettings:
 
 PRESETS: dict[str, RetrievalSettings] = {
     "default": RetrievalSettings(),
-    "fast": RetrievalSettings(candidates=20, overfetch=4, expand_before=0, expand_after=1),
+    # the least work per search: shorter lists and windows, no learned re-ranking (which reads
+    # the windows of more candidates)
+    "fast": RetrievalSettings(candidates=20, overfetch=4, expand_before=0, expand_after=1,
+                              rerank=False),
     "wide": RetrievalSettings(candidates=100, overfetch=10, expand_before=2, expand_after=3),
     # for budgets of 20 messages and more: the graph walk joins every expanding method, and
     # iterative rounds run on rrf_windows (on LoCoMo dev it lifted rrf_windows at 20 and 50

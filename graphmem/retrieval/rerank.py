@@ -1,0 +1,178 @@
+"""Learned re-ranking of fused candidates: a logistic model over what the recall lists say of
+each candidate (its rank and score in every list, its fused score and place) and a few things
+its text says (a time word or a number, for a "when" question; its speaker named by the
+question; its length; the question's words it shares). The model's probability of being
+evidence becomes the candidate's score, which expansion then spreads to its neighbours. Pure:
+the weights are data (`Ranker`, read from ``rankers/<name>.json``), trained by
+``graphmem bench ranker``."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache, cached_property
+from importlib import resources
+from typing import Any
+
+from graphmem.retrieval.fusion import Fused
+from graphmem.retrieval.retrievers import Candidate
+
+_TIME_WORDS = frozenset({
+    "yesterday", "today", "tomorrow", "tonight", "last", "next", "ago", "week", "weekend",
+    "month", "year", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+})
+_WORD = re.compile(r"\w+")
+ABSENT_RANK = 200
+"""The rank a candidate missing from a list is given (beyond every list's depth)."""
+PER_LIST = ("rrf", "score", "found", "log_rank")
+"""The features of one recall list, in order: 1/(60 + rank), the score over the list's best
+score, 1 when the list found it, log(1 + rank)."""
+CANDIDATE = ("fused_score", "log_position", "session", "time", "when", "when_time", "has_time",
+             "speaker_named", "log_length", "overlap")
+"""The features of the candidate itself, after the lists' (see `features`)."""
+
+
+def feature_names(lists: Sequence[str]) -> tuple[str, ...]:
+    return (*(f"{n}.{f}" for n in lists for f in PER_LIST), *CANDIDATE)
+
+
+def asks_when(query: str) -> bool:
+    q = query.lower()
+    return q.startswith("when") or "what date" in q or "how long" in q
+
+
+def features(query: str, fused: Sequence[Fused], lists: Mapping[str, Sequence[Candidate]],
+             records: Mapping[str, Mapping[str, Any]], names: Sequence[str]) -> list[list[float]]:
+    """One row per fused candidate, in order (`feature_names` of ``names``, the recall lists).
+    A window list credits each turn it covers with the best window's rank and score. ``records``:
+    the candidates' messages (``text``, ``speaker``); a missing one counts as empty."""
+    words = set(_WORD.findall(query.lower()))
+    when = 1.0 if asks_when(query) else 0.0
+    wanted = {f.id for f in fused}
+    per: dict[str, dict[str, tuple[int, float]]] = {}
+    for name in names:
+        found = lists.get(name, ())
+        top = max((c.score for c in found), default=1.0) or 1.0
+        best: dict[str, tuple[int, float]] = {}
+        for c in found:
+            for id_ in c.covers or (c.id,):
+                if id_ in wanted and id_ not in best:
+                    best[id_] = (c.rank, c.score / top)
+        per[name] = best
+    first = fused[0].score if fused and fused[0].score else 1.0
+    rows = []
+    for position, f in enumerate(fused):
+        row: list[float] = []
+        for name in names:
+            hit = per[name].get(f.id)
+            if hit is None:
+                row += [0.0, 0.0, 0.0, math.log1p(ABSENT_RANK)]
+            else:
+                rank, score = hit
+                row += [1.0 / (60 + rank), score, 1.0, math.log1p(rank)]
+        record = records.get(f.id, {})
+        text = str(record.get("text") or "")
+        speaker = str(record.get("speaker") or "").lower().split()
+        tokens = set(_WORD.findall(text.lower()))
+        timed = 0.0 if _TIME_WORDS.isdisjoint(tokens) and not any(
+            t.isdigit() for t in tokens) else 1.0
+        shared = words & tokens
+        row += [f.score / first, math.log1p(position), float("session" in f.rules),
+                float("time" in f.rules), when, when * timed, timed,
+                1.0 if speaker and speaker[0] in words else 0.0,
+                math.log1p(len(text.split())), len(shared) / max(1, len(words))]
+        rows.append(row)
+    return rows
+
+
+@dataclass(frozen=True)
+class Ranker:
+    """A trained logistic model for one set of recall lists."""
+
+    lists: tuple[str, ...]
+    """The recall lists (in plan order) the model was trained on; it re-ranks only those."""
+    depth: int
+    """How many fused candidates it re-ranks (at least the message budget)."""
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    about: str = ""
+    """How it was trained, and what it scored."""
+
+    def __post_init__(self) -> None:
+        n = len(feature_names(self.lists))
+        if not len(self.mean) == len(self.scale) == len(self.coef) == n:
+            raise ValueError(f"a ranker over {self.lists} needs {n} weights")
+
+    def probability(self, row: Sequence[float]) -> float:
+        """The logistic of the weighted sum of the standardised features."""
+        weights, offset = self._raw
+        z = offset + sum(w * x for w, x in zip(weights, row, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    @cached_property
+    def _raw(self) -> tuple[tuple[float, ...], float]:
+        """The weights on the raw features, and the intercept with the standardisation folded
+        in: w / s per feature, intercept - sum(w * m / s)."""
+        weights = tuple(w / s for w, s in zip(self.coef, self.scale, strict=True))
+        return weights, self.intercept - math.fsum(
+            w * m for w, m in zip(weights, self.mean, strict=True))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"lists": list(self.lists), "features": list(feature_names(self.lists)),
+                "depth": self.depth, "mean": list(self.mean), "scale": list(self.scale),
+                "coef": list(self.coef), "intercept": self.intercept, "about": self.about}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Ranker:
+        lists = tuple(data["lists"])
+        if list(data.get("features", feature_names(lists))) != list(feature_names(lists)):
+            raise ValueError("the ranker's features are not the ones this version computes")
+        return cls(lists, int(data["depth"]), tuple(map(float, data["mean"])),
+                   tuple(map(float, data["scale"])), tuple(map(float, data["coef"])),
+                   float(data["intercept"]), str(data.get("about", "")))
+
+
+def rerank(ranker: Ranker, query: str, fused: Sequence[Fused],
+           lists: Mapping[str, Sequence[Candidate]],
+           records: Mapping[str, Mapping[str, Any]], depth: int) -> list[Fused]:
+    """The first ``depth`` candidates re-scored by ``ranker`` (their probability of being
+    evidence) and sorted by it (ties keep the fused order); the rest follow in fused order, each
+    scored half the lowest probability, so expansion still ranks them last."""
+    head, tail = list(fused[:depth]), list(fused[depth:])
+    if not head:
+        return []
+    rows = features(query, head, lists, records, ranker.lists)
+    scored = sorted(((ranker.probability(r), n, f) for n, (r, f) in enumerate(zip(rows, head,
+                                                                                 strict=True))),
+                    key=lambda t: (-t[0], t[1]))
+    low = scored[-1][0] / 2
+    return ([Fused(f.id, p, f.rules, f.best_rank) for p, _, f in scored]
+            + [Fused(f.id, low, f.rules, f.best_rank) for f in tail])
+
+
+RANKERS = ("rrf_expand", "rrf_windows")
+"""The rankers shipped (``rankers/<name>.json``), each for its method's recall lists."""
+
+
+@cache
+def shipped() -> dict[tuple[str, ...], Ranker]:
+    """The shipped rankers by the recall lists they re-rank."""
+    out = {}
+    for name in RANKERS:
+        text = resources.files("graphmem.retrieval").joinpath(f"rankers/{name}.json").read_text(
+            encoding="utf-8")
+        ranker = Ranker.from_json(json.loads(text))
+        out[ranker.lists] = ranker
+    return out
+
+
+def for_lists(lists: Sequence[str]) -> Ranker | None:
+    """The shipped ranker of exactly these recall lists, if there is one."""
+    return shipped().get(tuple(lists))

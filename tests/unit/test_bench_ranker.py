@@ -1,0 +1,105 @@
+"""Unit tests of graphmem.bench.ranker: the logistic fit, training, recall through expansion and
+cross-validation on synthetic samples (no database), and the search's use of a ranker."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graphmem.bench.ranker import Sample, cross_validate, fit, recall, scores, train
+from graphmem.models import SearchRequest
+from graphmem.retrieval import RetrievalSettings
+from graphmem.retrieval.fusion import Fused
+from graphmem.retrieval.plan import resolve
+from graphmem.retrieval.rerank import Ranker, feature_names, features
+from graphmem.retrieval.retrievers import Candidate
+from graphmem.retrieval.search import select_messages
+from graphmem.store.tenant import Windows
+
+LISTS = ("vector", "fulltext")
+T0 = datetime(2024, 5, 1, 12, tzinfo=UTC)
+
+
+def test_fit_finds_the_informative_feature() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(400, 3))
+    y = (x[:, 1] + 0.3 * rng.normal(size=400) > 0).astype(np.int_)
+    mean, scale, coef, _ = fit(x, y)
+    assert coef[1] > 1.0 and abs(coef[0]) < 0.5 and abs(coef[2]) < 0.5
+    assert mean.shape == scale.shape == (3,)
+
+
+def test_fit_leaves_a_constant_feature_at_zero_weight() -> None:
+    x = np.column_stack([np.ones(50), np.arange(50.0)])
+    y = (np.arange(50) > 25).astype(np.int_)
+    _, scale, coef, _ = fit(x, y)
+    assert scale[0] == 1.0 and coef[0] == 0.0
+
+
+IDS = ("x/D1:1", "x/D1:2", "x/D1:3")
+
+
+def sample(owner: str, evidence: int, query: str = "When did Ann call?") -> Sample:
+    """Three candidates fused in order; the evidence (its index) is the one whose text has a
+    time."""
+    fused = [Fused(i, 1.0 / (60 + n), ("vector",), n) for n, i in enumerate(IDS, start=1)]
+    records = {i: {"text": "she called yesterday" if n == evidence else "hello there",
+                   "speaker": "Bob"} for n, i in enumerate(IDS)}
+    lists: dict[str, Any] = {"vector": [Candidate(i, "vector", n, 0.5) for n, i in
+                                        enumerate(IDS, start=1)]}
+    return Sample(owner, 2, (IDS[evidence].split("/")[1],), query, fused,
+                  features(query, fused, lists, records, LISTS),
+                  [int(n == evidence) for n in range(3)], {i: [i] for i in IDS}, 0.35, lists,
+                  records)
+
+
+def test_training_learns_what_the_evidence_has_and_re_ranking_finds_it() -> None:
+    samples = [sample(f"o{n % 3}", n % 3) for n in range(30)]
+    ranker = train(samples, LISTS, depth=3, about="test")
+    assert ranker.coef[feature_names(LISTS).index("has_time")] > 0
+    assert recall(samples[2], None, 1) == 0.0  # fused: the first, the evidence is the third
+    assert recall(samples[2], ranker, 1) == 1.0
+    assert scores(samples, lambda s: ranker)["recall"]["5"] == 1.0
+    assert cross_validate(samples, LISTS, depth=3)["recall"]["5"] == 1.0
+
+
+def test_training_needs_both_kinds_of_candidates() -> None:
+    s = sample("o", 0)
+    none = Sample(**{**s.__dict__, "labels": [0, 0, 0]})
+    with pytest.raises(ValueError, match="evidence"):
+        train([none], LISTS)
+
+
+class FakeStore:
+    """Fusion reads nothing for rrf_expand; the windows query records the ids it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def windows(self, ids: list[str], before: int, after: int) -> Windows:
+        self.asked = list(ids)
+        out = Windows()
+        for i in ids:
+            out.windows[i] = [i]
+            out.records[i] = {"id": i, "text": "on monday" if i == "m7" else "hi",
+                              "speaker": "Bob"}
+        return out
+
+
+def test_the_search_re_ranks_its_fused_candidates_before_expansion() -> None:
+    names = feature_names(LISTS)
+    r = Ranker(LISTS, 8, (0.0,) * len(names), (1.0,) * len(names),
+               tuple(4.0 if n == "has_time" else 0.0 for n in names), 0.0)
+    plan = resolve(SearchRequest(query="q", owner="o", method="rrf_expand", max_messages=2),
+                   RetrievalSettings(), T0)
+    plan = type(plan)(**{**plan.__dict__, "ranker": r, "time_hint": "off"})
+    lists = {"vector": [Candidate(f"m{n}", "vector", n, 1.0) for n in range(1, 11)],
+             "fulltext": []}
+    store = FakeStore()
+    selected, records, _ = select_messages(store, lists, plan)  # type: ignore[arg-type]
+    assert store.asked == [f"m{n}" for n in range(1, 9)]  # the ranker's depth
+    assert [s.id for s in selected] == ["m7", "m1"]
+    assert "m7" in records

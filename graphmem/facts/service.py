@@ -103,7 +103,7 @@ class Facts:
             content=content, content_norm=normalise(content), valid_from=start,
             valid_to=valid_to, cardinality=cardinality, declared=declared,
             sources=list(dict.fromkeys(sources)), reason=reason,
-            props={**props, "search_text": text},
+            props={**props, "search_text": text}, id_given=given_id is not None,
         )
 
     def _sources(self, tenant: str, groups: Sequence[Sequence[str]]) -> _Sources:

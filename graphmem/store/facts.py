@@ -42,6 +42,8 @@ class FactItem:
     sources: list[str]
     reason: str | None
     props: dict[str, Any] = field(default_factory=dict)
+    id_given: bool = False
+    """The caller named the id (else it derives from the fact: `facts.service.fact_id`)."""
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -140,19 +142,36 @@ def _write_one(
         "recorded_at": now, "invalidated_at": now if p.closed_by else None,
         "cardinality": "multi" if multi else "single", "batch": batch,
     }
-    if not _q(tx, "create", tenant=tenant, id=item.id, kind=item.kind, props=props,
-              scope=scope_token(tenant, item.owner)):
-        raise Conflict(f"{item.where}.id: a fact {item.id!r} exists already with other content "
-                       "or time; nothing was written")
+    id_ = _create(tx, tenant, item, props)
     if item.sources:
-        _q(tx, "support", tenant=tenant, id=item.id, sources=item.sources, now=now, batch=batch)
+        _q(tx, "support", tenant=tenant, id=id_, sources=item.sources, now=now, batch=batch)
     source = item.sources[0] if item.sources else None
     for close in p.closes:
-        _q(tx, "supersede", tenant=tenant, by=item.id, of=close.id, valid_to=close.valid_to,
+        _q(tx, "supersede", tenant=tenant, by=id_, of=close.id, valid_to=close.valid_to,
            previous=close.previous, now=now, reason=item.reason or "replaced by a newer value",
            source=source)
     if p.closed_by:
-        _q(tx, "supersede", tenant=tenant, by=p.closed_by, of=item.id, valid_to=p.valid_to,
+        _q(tx, "supersede", tenant=tenant, by=p.closed_by, of=id_, valid_to=p.valid_to,
            previous=item.valid_to, now=now, reason=HISTORY_REASON, source=source)
-    return {"id": item.id, "action": "created", "superseded": [c.id for c in p.closes],
+    return {"id": id_, "action": "created", "superseded": [c.id for c in p.closes],
             "superseded_by": p.closed_by}
+
+
+REASSERTIONS = 100
+"""How often one value from one start may be believed again after being replaced."""
+
+
+def _create(tx: ManagedTransaction, tenant: str, item: FactItem, props: dict[str, Any]) -> str:
+    """Create the fact node; returns its id. A derived id that exists already belongs to the same
+    value from the same start, believed before and since replaced (B, then A from the same day,
+    then B again): believing it again is a new fact, and history keeps the old one, so it takes
+    the first free id of ``<id>-2``, ``<id>-3``, ... (the same on a retry of the request). A
+    named id that exists is a conflict."""
+    tries = [item.id] if item.id_given else [
+        item.id, *(f"{item.id}-{n}" for n in range(2, REASSERTIONS + 2))]
+    for id_ in tries:
+        if _q(tx, "create", tenant=tenant, id=id_, kind=item.kind, props=props,
+              scope=scope_token(tenant, item.owner)):
+            return id_
+    raise Conflict(f"{item.where}.id: a fact {item.id!r} exists already with other content "
+                   "or time; nothing was written")

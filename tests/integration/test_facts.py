@@ -89,6 +89,26 @@ def test_out_of_order_fact_goes_into_history(memory: Memory, tenant: str) -> Non
     assert current(memory, tenant, who, as_of=day(25)) == ["Munich"]
 
 
+def test_a_value_believed_again_after_its_replacement_is_a_new_fact(
+        memory: Memory, tenant: str) -> None:
+    """B from day 10, then A from day 10 (B's interval closes empty), then B from day 10 again:
+    B is current again, as a new node; the first B stays in history. Retrying the last write
+    only adds support."""
+    who = owner()
+    first = memory.facts.observe(tenant, [obs(who, "B", day(10), type="city")])[0]
+    a = memory.facts.observe(tenant, [obs(who, "A", day(10), type="city")])[0]
+    again = memory.facts.observe(tenant, [obs(who, "B", day(10), type="city")])[0]
+    assert again.action == "created" and again.id == f"{first.id}-2"
+    assert again.superseded == [a.id]
+    assert current(memory, tenant, who, as_of=day(11)) == ["B"]
+    history = memory.facts.query(tenant, "observation", who, include_history=True)
+    assert {f.id for f in history} == {first.id, a.id, again.id}
+    retry = memory.facts.observe(tenant, [obs(who, "B", day(10), type="city")])[0]
+    assert (retry.action, retry.id) == ("supported", again.id)
+    for name in ("integrity_two_current", "integrity_overlaps", "integrity_forward_supersedes"):
+        assert audit.run(memory.store, tenant, name, {}) == [], name
+
+
 def test_multi_valued_types_accumulate(memory: Memory, tenant: str) -> None:
     who = owner()
     for hobby in ("climbing", "cello", "climbing"):

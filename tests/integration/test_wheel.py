@@ -1,8 +1,9 @@
 """The wheel: built from a copy of the sources (offline: ``pip wheel --no-build-isolation``), it
-holds every Cypher file and the API as ``graphmem.api`` (no top-level ``api``) and names the
-entry point; installed without extras into a fresh virtualenv (its few dependencies come from
-the package index), the client imports, the Cypher files load from the installed package, none
-of the server's dependencies is there, and a server command says how to install them.
+holds every Cypher file, the re-ranking's weights and the API as ``graphmem.api`` (no top-level
+``api``) and names the entry point; installed without extras into a fresh virtualenv (its few
+dependencies come from the package index), the client imports, the Cypher files load from the
+installed package, none of the server's dependencies is there, and a server command says how
+to install them.
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ def test_wheel_holds_the_package_the_cypher_files_and_the_entry_point(wheel: Pat
     demo = {f"graphmem/demo/{f}" for f in ("demo_messages.jsonl", "demo_facts.json",
                                             "sample.jsonl")}
     assert demo <= names
+    rankers = {f"graphmem/retrieval/rankers/{f}" for f in _files("graphmem/retrieval/rankers",
+                                                                 "*.json")}
+    assert rankers and rankers <= names, "the learned re-ranking's weights (package-data)"
     entry_points = read(f"{info}/entry_points.txt").decode()
     assert "graphmem = graphmem.cli:main" in entry_points
     metadata = read(f"{info}/METADATA").decode()

@@ -35,7 +35,7 @@ from graphmem.models import (
     SearchResult,
 )
 from graphmem.procedural.service import Procedural
-from graphmem.retrieval import RetrievalSettings, packing, preset
+from graphmem.retrieval import RetrievalSettings, packing, preset, rerank
 from graphmem.retrieval.deciders import LLMDecider, OfflineDecider
 from graphmem.retrieval.iterative import Decider
 from graphmem.retrieval.search import search
@@ -182,9 +182,12 @@ class Memory:
 
     # --- recall -------------------------------------------------------------------------------
     def retrieval_settings(self, name: str | None = None) -> RetrievalSettings:
-        """The preset's settings; with a sparse model, its recall list is on."""
-        return preset(name or self.settings.retrieval_preset).with_(
-            sparse=self.sparse is not None)
+        """The preset's settings; with a sparse model, its recall list is on; the learned
+        re-ranking is off under an embedding its models were not trained on."""
+        rs = preset(name or self.settings.retrieval_preset)
+        trained = rerank.serves(rerank.embedder_key(self.settings.embedder,
+                                                    self.settings.embedding_unit))
+        return rs.with_(sparse=self.sparse is not None, rerank=rs.rerank and trained)
 
     @metrics.observe_search
     def search(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from graphmem.models import Method, SearchRequest
 from graphmem.retrieval.expansion import select
 from graphmem.retrieval.fusion import Fused
 from graphmem.retrieval.plan import resolve
-from graphmem.retrieval.rerank import Ranker, feature_names, features, rerank
+from graphmem.retrieval.rerank import Ranker, embedder_key, feature_names, features, rerank
 from graphmem.retrieval.search import fused_candidates, message_lists
 from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.service import Memory
@@ -191,12 +191,15 @@ def main(mem: Memory, data: str, method: Method, tenant: str | None = None,
             form_all(mem, name, convs)
         log(f"collecting {len(probes)} questions ({method}) ...")
         names, samples = collect(mem, name, probes, method, mem.retrieval_settings())
+        if not samples:
+            raise ValueError(f"no question of {data} to train on")
         base = scores(samples, lambda s: None)
         log("cross-validating ...")
         depth = depth or DEPTH.get(method, COLLECTED)
         cv = cross_validate(samples, names, depth)
         text = about(method, data, cv, base, len(samples), depth)
-        ranker = train(samples, names, depth, about=text)
+        ranker = replace(train(samples, names, depth, about=text), embedder=embedder_key(
+            mem.settings.embedder, mem.settings.embedding_unit))
         return ranker, {"method": method, "lists": list(names), "depth": depth,
                         "features": list(feature_names(names)), "questions": len(samples),
                         "fused": base, "cross_validated": cv, "in_sample": scores(

@@ -104,6 +104,9 @@ class Ranker:
     intercept: float
     about: str = ""
     """How it was trained, and what it scored."""
+    embedder: str = "minilm/sentence"
+    """The embedding model and unit whose vector scores it was trained on (``<embedder>/<unit>``,
+    as `embedder_key` writes them): the lists' scores and ranks differ under another model."""
 
     def __post_init__(self) -> None:
         n = len(feature_names(self.lists))
@@ -127,7 +130,8 @@ class Ranker:
     def to_json(self) -> dict[str, Any]:
         return {"lists": list(self.lists), "features": list(feature_names(self.lists)),
                 "depth": self.depth, "mean": list(self.mean), "scale": list(self.scale),
-                "coef": list(self.coef), "intercept": self.intercept, "about": self.about}
+                "coef": list(self.coef), "intercept": self.intercept, "about": self.about,
+                "embedder": self.embedder}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Ranker:
@@ -136,7 +140,8 @@ class Ranker:
             raise ValueError("the ranker's features are not the ones this version computes")
         return cls(lists, int(data["depth"]), tuple(map(float, data["mean"])),
                    tuple(map(float, data["scale"])), tuple(map(float, data["coef"])),
-                   float(data["intercept"]), str(data.get("about", "")))
+                   float(data["intercept"]), str(data.get("about", "")),
+                   str(data.get("embedder", "minilm/sentence")))
 
 
 def rerank(ranker: Ranker, query: str, fused: Sequence[Fused],
@@ -171,6 +176,17 @@ def shipped() -> dict[tuple[str, ...], Ranker]:
         ranker = Ranker.from_json(json.loads(text))
         out[ranker.lists] = ranker
     return out
+
+
+def embedder_key(embedder: str, unit: str) -> str:
+    """How a ranker names the embedding it was trained under, e.g. ``minilm/sentence``."""
+    return f"{embedder}/{unit}"
+
+
+def serves(embedder: str) -> bool:
+    """Whether the shipped rankers were trained under this embedding (`embedder_key`); under
+    another one the search keeps the fused order."""
+    return all(r.embedder == embedder for r in shipped().values())
 
 
 def for_lists(lists: Sequence[str]) -> Ranker | None:

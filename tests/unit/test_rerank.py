@@ -20,10 +20,12 @@ from graphmem.retrieval.rerank import (
     CANDIDATE,
     PER_LIST,
     Ranker,
+    embedder_key,
     feature_names,
     features,
     for_lists,
     rerank,
+    serves,
     shipped,
 )
 from graphmem.retrieval.retrievers import Candidate
@@ -157,3 +159,8 @@ def test_no_ranker_when_off_or_for_lists_it_was_not_trained_on() -> None:
     assert resolve(req, RetrievalSettings(rerank=False), T0).ranker is None
     assert resolve(req, RetrievalSettings(sparse=True), T0).ranker is None
     assert resolve(req, RetrievalSettings(graph_list=True), T0).ranker is None
+
+
+def test_the_shipped_rankers_name_the_embedding_they_were_trained_under() -> None:
+    assert serves(embedder_key("minilm", "sentence"))
+    assert not serves(embedder_key("e5-small-v2", "passage"))

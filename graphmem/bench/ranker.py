@@ -20,7 +20,7 @@ import numpy.typing as npt
 from graphmem.bench.units import evidence_recall
 from graphmem.datasets import locomo
 from graphmem.models import Method, SearchRequest
-from graphmem.retrieval.expansion import select
+from graphmem.retrieval.expansion import select_heads
 from graphmem.retrieval.fusion import Fused
 from graphmem.retrieval.plan import resolve
 from graphmem.retrieval.rerank import Ranker, embedder_key, feature_names, features, rerank
@@ -122,12 +122,10 @@ def recall(sample: Sample, ranker: Ranker | None, budget: int) -> float:
     """Evidence recall at ``budget`` messages, the fused order re-ranked by ``ranker`` (None: as
     fused), expanded as the search expands."""
     fused = sample.fused
-    if ranker is not None:  # as the search does: at least the budget is re-ranked
+    if ranker is not None:
         fused = rerank(ranker, sample.query, fused, sample.lists, sample.records,
-                       max(ranker.depth, budget))
-    heads = {f.id for f in fused[:budget]}
-    windows = {i: w for i, w in sample.windows.items() if i in heads}
-    chosen = select(fused, windows, budget, sample.decay)
+                       ranker.reach(budget))
+    chosen = select_heads(fused, sample.windows, budget, budget, sample.decay)
     return evidence_recall(sample.gold, [c.id for c in chosen])
 
 

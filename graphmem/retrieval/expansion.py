@@ -68,6 +68,21 @@ def select(
     ]
 
 
+def select_heads(
+    fused: Sequence[Fused],
+    windows: Mapping[str, Sequence[str]],
+    budget: int | None,
+    k: int,
+    decay: float,
+) -> list[Selected]:
+    """`select` as a search runs it: under a ``budget`` every fused candidate is a nucleus and
+    the first ``budget`` bring their windows; without one the first ``k`` are the nuclei, each
+    with its window. ``windows`` may hold more (only the heads' are used)."""
+    nuclei = fused if budget is not None else fused[:k]
+    heads = {n.id for n in nuclei[: budget if budget is not None else len(nuclei)]}
+    return select(nuclei, {i: w for i, w in windows.items() if i in heads}, budget, decay)
+
+
 def clusters(ordered_ids: Sequence[str], links: set[tuple[str, str]]) -> list[list[str]]:
     """Split chronologically ordered ids into runs of consecutive messages (merged clusters);
     ``links`` holds the pairs (a, b) known to be consecutive (a NEXT b)."""

@@ -113,6 +113,11 @@ class Ranker:
         if not len(self.mean) == len(self.scale) == len(self.coef) == n:
             raise ValueError(f"a ranker over {self.lists} needs {n} weights")
 
+    def reach(self, heads: int) -> int:
+        """How many fused candidates it re-ranks when ``heads`` become nuclei with windows: its
+        depth, or more for a larger budget."""
+        return max(self.depth, heads)
+
     def probability(self, row: Sequence[float]) -> float:
         """The logistic of the weighted sum of the standardised features."""
         weights, offset = self._raw

@@ -20,7 +20,7 @@ from graphmem.entities.extract import query_mentions
 from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, UnitRef
 from graphmem.retrieval import graph
 from graphmem.retrieval.context import estimate_tokens, render, render_facts
-from graphmem.retrieval.expansion import Selected, clusters, select
+from graphmem.retrieval.expansion import Selected, clusters, select, select_heads
 from graphmem.retrieval.fusion import Fused, Ranked, credit, fuse, session_prior
 from graphmem.retrieval.graph import GraphWalk, Neighbourhood
 from graphmem.retrieval.iterative import Decider
@@ -229,27 +229,19 @@ def select_messages(
     fused = fused_candidates(store, lists, plan, timings)
     t = lap(timings, "fusion", t)
     budget = plan.budget
-    if plan.expand is not None and plan.ranker is not None and fused:
+    if plan.expand is not None and fused:
+        heads = budget if budget is not None else plan.k
         # the ranker reads the candidates' messages: the windows of all it re-ranks are read
-        depth = max(plan.ranker.depth, budget if budget is not None else plan.k)
+        depth = plan.ranker.reach(heads) if plan.ranker is not None else heads
         got = store.windows([f.id for f in fused[:depth]], *plan.expand)
         t = lap(timings, "expansion", t)
-        fused = rerank(plan.ranker, plan.query, fused, lists, got.records, depth)
-        t = lap(timings, "rerank", t)
-        nuclei = fused if budget is not None else fused[: plan.k]
-        heads = {n.id for n in nuclei[: budget if budget is not None else len(nuclei)]}
-        windows = {i: w for i, w in got.windows.items() if i in heads}
-        selected = select(nuclei, windows, budget, plan.decay)
+        if plan.ranker is not None:
+            fused = rerank(plan.ranker, plan.query, fused, lists, got.records, depth)
+            t = lap(timings, "rerank", t)
+        selected = select_heads(fused, got.windows, budget, plan.k, plan.decay)
         lap(timings, "select", t)
         return selected, got.records, got.links
     nuclei = fused if budget is not None else fused[: plan.k]
-    if plan.expand is not None and nuclei:
-        considered = nuclei[: budget if budget is not None else len(nuclei)]
-        got = store.windows([n.id for n in considered], *plan.expand)
-        t = lap(timings, "expansion", t)
-        selected = select(nuclei, got.windows, budget, plan.decay)
-        lap(timings, "select", t)
-        return selected, got.records, got.links
     selected = select(nuclei, {}, budget, plan.decay)
     t = lap(timings, "select", t)
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}

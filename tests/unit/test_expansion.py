@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.retrieval.expansion import Selected, clusters, proximity_order, select
+from graphmem.retrieval.expansion import Selected, clusters, proximity_order, select, select_heads
 from graphmem.retrieval.fusion import Fused
 
 
@@ -185,3 +185,13 @@ def test_property_clusters_partition_in_order(positions: list[int]) -> None:
         assert all((a, b) in links for a, b in pairwise(run))
     for left, right in pairwise(runs):
         assert (left[-1], right[0]) not in links
+
+
+def test_select_heads_gives_windows_to_the_first_budget_or_the_first_k_only() -> None:
+    fused = [Fused(i, s, ("vector",), n) for n, (i, s) in enumerate(
+        [("a", 0.9), ("b", 0.5), ("c", 0.4)], start=1)]
+    windows = {"a": ["a", "a2"], "b": ["b", "b2"], "c": ["c", "c2"]}
+    under_budget = select_heads(fused, windows, 4, 99, 0.35)
+    assert [s.id for s in under_budget] == ["a", "b", "c", "a2"]  # b2, c2: beyond the budget
+    without = select_heads(fused, windows, None, 2, 0.35)
+    assert {s.id for s in without} == {"a", "a2", "b", "b2"}

@@ -22,8 +22,15 @@ from graphmem.datasets import locomo
 from graphmem.models import Method, SearchRequest
 from graphmem.retrieval.expansion import select_heads
 from graphmem.retrieval.fusion import Fused
-from graphmem.retrieval.plan import resolve
-from graphmem.retrieval.rerank import Ranker, embedder_key, feature_names, features, rerank
+from graphmem.retrieval.plan import reranked_lists, resolve
+from graphmem.retrieval.rerank import (
+    REACH,
+    Ranker,
+    embedder_key,
+    feature_names,
+    features,
+    rerank,
+)
 from graphmem.retrieval.search import fused_candidates, message_lists
 from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.service import Memory
@@ -31,10 +38,13 @@ from graphmem.service import Memory
 BUDGETS = (5, 10, 20, 50)
 COLLECTED = 50
 """Fused candidates read per question for training (each with its features and label)."""
-DEPTH: dict[str, int] = {"rrf_expand": 20, "rrf_windows": 50}
-"""Candidates the shipped rankers re-rank (at least the budget). Through the search on LoCoMo
-dev: `rrf_windows` 0.797 @10 at 50 against 0.783 at 20; `rrf_expand` 0.742 and 0.741, so the
-default method reads the windows of 20 candidates, not 50."""
+READ = REACH * max(BUDGETS)
+"""Fused candidates whose windows and messages are read per question: all a ranker re-ranks at
+the largest budget (`Ranker.reach`)."""
+DEPTH: dict[str, int] = {"rrf_expand": 20, "rrf_windows": 50, "graph": 20}
+"""Candidates the shipped rankers re-rank (or twice the budget, `Ranker.reach`). Through the
+search on LoCoMo dev: `rrf_windows` 0.797 @10 at 50 against 0.783 at 20; `rrf_expand` 0.742 and
+0.741, so the default method reads the messages of 20 candidates, not 50 (``graph``: the same)."""
 L2 = 10.0
 """The penalty on the weights (scikit-learn's C = 0.1; 0.01 and 1 did no better)."""
 Matrix = npt.NDArray[np.float64]
@@ -60,8 +70,9 @@ class Sample:
 
 def collect(mem: Memory, tenant: str, probes: Sequence[Any], method: Method,
             rs: RetrievalSettings, depth: int = COLLECTED) -> tuple[tuple[str, ...], list[Sample]]:
-    """Each probe's candidates as the search finds them (without re-ranking), the windows and
-    messages of the first ``depth``. Returns the recall lists' names and the samples."""
+    """Each probe's candidates as the search finds them (without re-ranking): the features and
+    labels of the first ``depth``, the windows and messages of the first `READ` (or ``depth``).
+    Returns the recall lists' names and the samples."""
     store = mem.store.tenant(tenant)
     rs = rs.with_(rerank=False)
     names: tuple[str, ...] = ()
@@ -71,10 +82,11 @@ def collect(mem: Memory, tenant: str, probes: Sequence[Any], method: Method,
                                      max_messages=max(BUDGETS)), rs, datetime.now(UTC))
         if plan.expand is None:
             raise ValueError(f"method {method} does not expand; nothing to re-rank")
-        names = plan.lists
-        lists = message_lists(store, mem.embedder, plan, mem.search_pool)
-        fused = fused_candidates(store, lists, plan)
-        got = store.windows([f.id for f in fused[:depth]], *plan.expand)
+        names = reranked_lists(plan.lists, plan.graph)
+        recalled = message_lists(store, mem.embedder, plan, mem.search_pool, sparse=mem.sparse)
+        fused, derived = fused_candidates(store, recalled, plan)
+        lists = {**recalled, **derived}
+        got = store.windows([f.id for f in fused[:max(depth, READ)]], *plan.expand)
         head = fused[:depth]
         gold = set(p.gold)
         out.append(Sample(p.owner, p.category, tuple(p.gold), p.query, fused,
@@ -156,23 +168,24 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def about(method: str, data: str, cv: dict[str, Any], base: dict[str, Any],
-          questions: int, depth: int) -> str:
+          questions: int, depth: int, lists: Sequence[str] = ()) -> str:
     def line(r: dict[str, Any]) -> str:
         return " / ".join(f"{r['recall'][str(b)]:.3f}" for b in BUDGETS)
 
-    return (f"{method}, re-ranking the first {depth} candidates (or the budget): trained on "
-            f"{Path(data).name} ({questions} "
-            f"questions, categories 1-4); recall @"
+    over = f" (lists {', '.join(lists)})" if lists else ""
+    return (f"{method}{over}, re-ranking the first {depth} candidates (or twice the budget): "
+            f"trained on {Path(data).name} ({questions} questions, categories 1-4); recall @"
             f"{'/'.join(map(str, BUDGETS))} messages without re-ranking {line(base)}, "
             f"leave-one-conversation-out {line(cv)}")
 
 
 def main(mem: Memory, data: str, method: Method, tenant: str | None = None,
-         log: Callable[[str], None] = print,
-         depth: int | None = None) -> tuple[Ranker, dict[str, Any]]:
+         log: Callable[[str], None] = print, depth: int | None = None,
+         preset: str | None = None) -> tuple[Ranker, dict[str, Any]]:
     """Seed a throwaway tenant with the LoCoMo file (ingest and formation; or read ``tenant``,
     which already holds it), collect, cross-validate, train on every question. ``depth``: the
-    candidates the ranker re-ranks (default `DEPTH` of the method). Returns the ranker and the
+    candidates the ranker re-ranks (default `DEPTH` of the method). ``preset``: the retrieval
+    preset the search runs (``deep``: with the PageRank list). Returns the ranker and the
     figures."""
     from graphmem.bench.formation import form_all
     from graphmem.bench.locomo import ingest_all, probes_of
@@ -188,14 +201,14 @@ def main(mem: Memory, data: str, method: Method, tenant: str | None = None,
             ingest_all(mem, name, convs, owners)
             form_all(mem, name, convs)
         log(f"collecting {len(probes)} questions ({method}) ...")
-        names, samples = collect(mem, name, probes, method, mem.retrieval_settings())
+        names, samples = collect(mem, name, probes, method, mem.retrieval_settings(preset))
         if not samples:
             raise ValueError(f"no question of {data} to train on")
         base = scores(samples, lambda s: None)
         log("cross-validating ...")
         depth = depth or DEPTH.get(method, COLLECTED)
         cv = cross_validate(samples, names, depth)
-        text = about(method, data, cv, base, len(samples), depth)
+        text = about(method, data, cv, base, len(samples), depth, names)
         ranker = replace(train(samples, names, depth, about=text), embedder=embedder_key(
             mem.settings.embedder, mem.settings.embedding_unit))
         return ranker, {"method": method, "lists": list(names), "depth": depth,

@@ -15,6 +15,7 @@ from graphmem.cli.common import console, fail
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError
 from graphmem.models import Method
+from graphmem.retrieval.settings import PRESETS
 
 bench_app = typer.Typer(help="Benchmarks (scripts that print numbers).")
 
@@ -90,7 +91,10 @@ def bench_ranker(
     data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file to train on")],
     out: Annotated[Path, typer.Option(help="Write the ranker here (JSON); copy it to "
                                       "graphmem/retrieval/rankers/<method>.json to ship it")],
-    method: Annotated[str, typer.Option(help="rrf_expand or rrf_windows")] = "rrf_windows",
+    method: Annotated[str, typer.Option(help="rrf_expand, rrf_windows or graph")] = "rrf_windows",
+    preset: Annotated[str | None, typer.Option(
+        help="The retrieval preset searched (default: the server's; deep adds the PageRank "
+        "list)")] = None,
     tenant: Annotated[str | None, typer.Option(
         help="A tenant already holding the file, ingested and formed (default: a throwaway "
         "tenant is seeded and deleted)")] = None,
@@ -104,8 +108,10 @@ def bench_ranker(
     from graphmem.bench import ranker as bench
     from graphmem.service import Memory
 
-    if method not in ("rrf_expand", "rrf_windows"):
-        raise typer.BadParameter("rrf_expand or rrf_windows", param_hint="--method")
+    if method not in ("rrf_expand", "rrf_windows", "graph"):
+        raise typer.BadParameter("rrf_expand, rrf_windows or graph", param_hint="--method")
+    if preset is not None and preset not in PRESETS:
+        raise typer.BadParameter(f"one of {sorted(PRESETS)}", param_hint="--preset")
     try:
         mem = Memory.open(Settings())
     except GraphMemError as exc:
@@ -113,7 +119,7 @@ def bench_ranker(
     try:
         trained, figures = bench.main(mem, str(data), method,  # type: ignore[arg-type]
                                       tenant, log=lambda s: console.print(s, highlight=False),
-                                      depth=depth)
+                                      depth=depth, preset=preset)
     finally:
         mem.close()
     for name in ("fused", "cross_validated", "in_sample"):

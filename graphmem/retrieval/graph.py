@@ -111,6 +111,12 @@ def rank(nb: Neighbourhood, seeds: Sequence[tuple[str, float]], query_entities: 
          walk: GraphWalk) -> list[tuple[str, int]]:
     """The messages of the neighbourhood ranked by personalised PageRank, best first, as
     (id, rank) pairs (at most ``walk.depth``; ties by id). Empty when nothing seeds the walk."""
+    return [(id_, r) for id_, r, _ in scored(nb, seeds, query_entities, walk)]
+
+
+def scored(nb: Neighbourhood, seeds: Sequence[tuple[str, float]],
+           query_entities: Sequence[str], walk: GraphWalk) -> list[tuple[str, int, float]]:
+    """`rank` with each message's PageRank score: (id, rank, score) triples."""
     g = build(nb, walk.session_weight)
     personal = restarts(seeds, query_entities, g, walk.query_share)
     if not personal:
@@ -118,4 +124,4 @@ def rank(nb: Neighbourhood, seeds: Sequence[tuple[str, float]], query_entities: 
     scores: dict[Node, float] = nx.pagerank(g, alpha=walk.alpha, personalization=personal,
                                             weight="weight", max_iter=200, tol=1e-8)
     messages = sorted((n for n in scores if n[0] == "m"), key=lambda n: (-scores[n], n[1]))
-    return [(n[1], r) for r, n in enumerate(messages[: walk.depth], start=1)]
+    return [(n[1], r, float(scores[n])) for r, n in enumerate(messages[: walk.depth], start=1)]

@@ -81,7 +81,8 @@ class Plan:
     """Method ``graph``: the personalised PageRank list joins the fusion (see `graph.rank`)."""
     ranker: Ranker | None = None
     """The learned re-ranking of the fused candidates before expansion (`rerank`); None: the
-    fused order stands (no ranker for these lists, no expansion, or ``rerank`` off)."""
+    fused order stands (no ranker for these lists, see `reranked_lists`; no expansion; or
+    ``rerank`` off)."""
 
     @property
     def messages(self) -> bool:
@@ -134,5 +135,12 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         window_matched_only=rs.window_matched_only, session_id=req.session_id,
         time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
         sparse_weight=rs.sparse_weight, graph=graph,
-        ranker=for_lists(lists) if rs.rerank and expand is not None and graph is None else None,
+        ranker=for_lists(reranked_lists(lists, graph)) if rs.rerank and expand is not None
+        else None,
     )
+
+
+def reranked_lists(lists: tuple[str, ...], graph: GraphWalk | None) -> tuple[str, ...]:
+    """The lists a learned ranker reads for a plan: its recall lists, and ``graph`` when the
+    PageRank list joins the fusion (a ranker is trained for one such set)."""
+    return (*lists, "graph") if graph is not None else lists

@@ -51,8 +51,8 @@ STAGES = ("plan", "embed", "vector", "fulltext", "fusion", "time_range", "expans
 """The stages `search` times (one-shot methods; a window list is timed under its own name, e.g.
 ``window3_fulltext``): resolving the plan, embedding the query, each index query (a round
 trip), fusion, the time-range check of a query that names a time (a round trip), the
-neighbours' fetch (a round trip), the learned re-ranking, selection, packing the result; with a
-sparse model also `SPARSE_STAGES`."""
+neighbours' fetch (a round trip), the learned re-ranking (the messages it reads, a round trip,
+and the model), selection, packing the result; with a sparse model also `SPARSE_STAGES`."""
 SPARSE_STAGES = ("sparse_embed", "sparse")
 """With a sparse model: encoding the query into word pieces, and the sparse index query (both
 in the pool, beside the query's embedding)."""
@@ -226,21 +226,24 @@ def select_messages(
     timings: Timings | None = None,
 ) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
     t = clock(timings)
-    fused = fused_candidates(store, lists, plan, timings)
+    fused, derived = fused_candidates(store, lists, plan, timings)
     t = lap(timings, "fusion", t)
     budget = plan.budget
     if plan.expand is not None and fused:
         heads = budget if budget is not None else plan.k
-        # the ranker reads the candidates' messages: the windows of all it re-ranks are read
-        depth = plan.ranker.reach(heads) if plan.ranker is not None else heads
-        got = store.windows([f.id for f in fused[:depth]], *plan.expand)
-        t = lap(timings, "expansion", t)
+        records: dict[str, Row] = {}
         if plan.ranker is not None:
-            fused = rerank(plan.ranker, plan.query, fused, lists, got.records, depth)
+            # the ranker reads the messages of all it re-ranks (one light query); only the
+            # heads it puts first bring their windows
+            depth = plan.ranker.reach(heads)
+            records = {r["id"]: r for r in store.get_messages([f.id for f in fused[:depth]])}
+            fused = rerank(plan.ranker, plan.query, fused, {**lists, **derived}, records, depth)
             t = lap(timings, "rerank", t)
+        got = store.windows([f.id for f in fused[:heads]], *plan.expand)
+        t = lap(timings, "expansion", t)
         selected = select_heads(fused, got.windows, budget, plan.k, plan.decay)
         lap(timings, "select", t)
-        return selected, got.records, got.links
+        return selected, {**records, **got.records}, got.links
     nuclei = fused if budget is not None else fused[: plan.k]
     selected = select(nuclei, {}, budget, plan.decay)
     t = lap(timings, "select", t)
@@ -249,23 +252,29 @@ def select_messages(
     return selected, records, set()
 
 
-def fused_candidates(store: TenantStore, lists: Mapping[str, Sequence[Candidate]], plan: Plan,
-                     timings: Timings | None = None) -> list[Fused]:
+def fused_candidates(
+    store: TenantStore, lists: Mapping[str, Sequence[Candidate]], plan: Plan,
+    timings: Timings | None = None,
+) -> tuple[list[Fused], dict[str, list[Candidate]]]:
     """The plan's recall lists fused, with the lists derived from them (`_fuse`), every window
-    list named ``window`` in the rules."""
-    return public_rules(_fuse(store, ranked(lists, plan.window_matched_only), plan, timings))
+    list named ``window`` in the rules; and the derived lists the learned re-ranking reads as
+    it reads the recall lists (``graph``, with its ranks and PageRank scores)."""
+    fused, walked = _fuse(store, ranked(lists, plan.window_matched_only), plan, timings)
+    return public_rules(fused), walked
 
 
 def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
-          timings: Timings | None = None) -> list[Fused]:
+          timings: Timings | None = None) -> tuple[list[Fused], dict[str, list[Candidate]]]:
     """Fuse the recall lists (window lists weighed by `weights`); then the lists derived from
     that fusion join and it runs again: ``time`` (a query that names a time: the candidates of
     that time, in fused order; or, with ``restrict``, only those are kept), ``session`` (the
-    session prior) and ``graph`` (method ``graph``: `graph_list`)."""
+    session prior) and ``graph`` (method ``graph``: `graph_list`, also returned as
+    candidates)."""
     weighed = weights(list(lists), plan.window_split, plan.sparse_weight)
     fused = fuse(lists, plan.rrf_k, weighed)
+    walked: dict[str, list[Candidate]] = {}
     if not fused:
-        return fused
+        return fused, walked
     derived: dict[str, Ranked] = {}
     inside: set[str] | None = None
     span = (temporal.query_range(plan.query, plan.now) if plan.time_hint != "off" else None)
@@ -282,24 +291,26 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
         derived["session"] = session_prior(fused, store.sessions_of([f.id for f in fused]),
                                            plan.session_depth)
     if plan.graph is not None:
-        derived["graph"] = graph_list(store, fused, plan.query, plan.owner, plan.now, plan.graph)
+        walked["graph"] = graph_list(store, fused, plan.query, plan.owner, plan.now, plan.graph)
+        derived["graph"] = [(c.id, c.rank) for c in walked["graph"]]
         weighed["graph"] = plan.graph.weight
     if derived:
         fused = fuse({**lists, **derived}, plan.rrf_k, weighed)
     if inside is not None and plan.time_hint == "restrict":
         fused = [f for f in fused if f.id in inside]
-    return fused
+    return fused, walked
 
 
 def graph_list(store: TenantStore, fused: Sequence[Fused], query: str, owner: str,
-               now: datetime, walk: GraphWalk) -> Ranked:
-    """The personalised PageRank list (`graph.rank`) over the neighbourhood of the best fused
-    candidates and of the entities the query names, read in one query."""
+               now: datetime, walk: GraphWalk) -> list[Candidate]:
+    """The personalised PageRank list (`graph.scored`) over the neighbourhood of the best
+    fused candidates and of the entities the query names, read in one query."""
     seeds = [(f.id, f.score) for f in fused[: walk.seeds]]
     names = [m.name for m in query_mentions(query, temporal.event_dates(query, now))]
     row = store.sibling(EntityStore).neighbourhood(
         owner, [i for i, _ in seeds], names, walk.max_degree, walk.max_entities, walk.per_entity)
-    return graph.rank(Neighbourhood.of(row), seeds, names, walk)
+    return [Candidate(id_, "graph", r, score) for id_, r, score in
+            graph.scored(Neighbourhood.of(row), seeds, names, walk)]
 
 
 def _unit_fused(retriever: Retriever, embedder: Embedder, plan: Plan,

@@ -86,8 +86,8 @@ class RetrievalSettings:
     rerank: bool = True
     """The expanding methods re-rank their fused candidates with the shipped learned ranker of
     their recall lists (`graphmem.retrieval.rerank`) before expansion, when there is one (for
-    ``rrf_expand`` and ``rrf_windows`` as they are by default; not with the sparse or graph
-    list)."""
+    ``rrf_expand``, ``rrf_windows`` and ``graph`` as they are by default, and with the PageRank
+    list of preset ``deep``)."""
 
     sparse: bool = False
     """The hybrid methods add the learned-sparse list (``sparse``) to the message lists: set by

@@ -57,16 +57,20 @@ def test_graph_method_adds_the_pagerank_list(memory: Memory, tenant: str) -> Non
     _ingest(memory, tenant, who)
     req = SearchRequest(query="What did Ana do with the bowl?", owner=who, method="graph",
                         max_messages=6)
-    res = memory.search(tenant, req)
+    timings: dict[str, float] = {}
+    res = memory.search(tenant, req, timings=timings)
     assert res.method == "graph" and res.hits
     assert any("graph" in h.rules for h in res.hits)
+    assert "rerank" in timings  # its own learned ranker: the lists and the PageRank list
     ids = {h.id for h in res.hits}
     assert f"{who}-4" in ids  # the kiln turn: Ana and the bowl
     plain = memory.search(tenant, req.model_copy(update={"method": "rrf_expand"}))
     assert all("graph" not in h.rules for h in plain.hits)
     # preset deep: the walk joins rrf_windows (and any expanding method) too
+    timings = {}
     deep = memory.search(tenant, req.model_copy(update={"method": "rrf_windows",
-                                                        "preset": "deep"}))
+                                                        "preset": "deep"}), timings=timings)
+    assert "rerank" in timings
     assert any("graph" in h.rules for h in deep.hits) and f"{who}-4" in {h.id for h in deep.hits}
 
 

@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
+from graphmem.bench.ranker import collect
+from graphmem.bench.units import Probe
 from graphmem.config import Settings
+from graphmem.datasets import locomo
 from graphmem.formation.sparse import give_pieces
 from graphmem.models import MessageIn, SearchRequest
 from graphmem.service import Memory
@@ -110,3 +113,15 @@ def test_messages_stored_before_the_option_are_given_pieces_later(
     assert give_pieces(memory.store, sparse_memory.sparse, tenant, who, batch=4) == len(TALK)
     assert (tenant, who) not in pending_owners(memory.store, "splade-tiny", 100_000)
     assert "sparse" in _search(sparse_memory, tenant, who)[f"{who}-s1-{CELLO}"]
+
+
+def test_the_ranker_bench_reads_the_sparse_list(sparse_memory: Memory, tenant: str) -> None:
+    who = owner()
+    ids = _talk(sparse_memory, tenant, who)
+    sparse_memory.former.form(tenant, who, "s1")
+    probe = Probe(owner=who, query=QUESTION, category=4, gold=(locomo.dia_id(ids[CELLO]),))
+    names, samples = collect(sparse_memory, tenant, [probe], "rrf_expand",
+                             sparse_memory.retrieval_settings())
+    assert names == ("vector", "fulltext", "sparse")
+    assert any(c.id == ids[CELLO] for c in samples[0].lists["sparse"])
+    assert 1 in samples[0].labels

@@ -74,18 +74,27 @@ def test_training_needs_both_kinds_of_candidates() -> None:
 
 
 class FakeStore:
-    """Fusion reads nothing for rrf_expand; the windows query records the ids it was asked."""
+    """Fusion reads nothing for rrf_expand; the message and windows queries record the ids they
+    were asked."""
 
     def __init__(self) -> None:
+        self.read: list[str] = []
         self.asked: list[str] = []
+
+    @staticmethod
+    def _record(i: str) -> dict[str, str]:
+        return {"id": i, "text": "on monday" if i == "m7" else "hi", "speaker": "Bob"}
+
+    def get_messages(self, ids: list[str]) -> list[dict[str, str]]:
+        self.read = list(ids)
+        return [self._record(i) for i in ids]
 
     def windows(self, ids: list[str], before: int, after: int) -> Windows:
         self.asked = list(ids)
         out = Windows()
         for i in ids:
             out.windows[i] = [i]
-            out.records[i] = {"id": i, "text": "on monday" if i == "m7" else "hi",
-                              "speaker": "Bob"}
+            out.records[i] = self._record(i)
         return out
 
 
@@ -100,6 +109,7 @@ def test_the_search_re_ranks_its_fused_candidates_before_expansion() -> None:
              "fulltext": []}
     store = FakeStore()
     selected, records, _ = select_messages(store, lists, plan)  # type: ignore[arg-type]
-    assert store.asked == [f"m{n}" for n in range(1, 9)]  # the ranker's depth
+    assert store.read == [f"m{n}" for n in range(1, 9)]  # the ranker's depth: their messages
+    assert store.asked == ["m7", "m1"]  # the windows of the heads it put first
     assert [s.id for s in selected] == ["m7", "m1"]
     assert "m7" in records

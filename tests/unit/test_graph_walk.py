@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.retrieval.graph import GraphWalk, Neighbourhood, build, mention_weight, rank, restarts
+from graphmem.retrieval.graph import (
+    GraphWalk,
+    Neighbourhood,
+    build,
+    mention_weight,
+    rank,
+    restarts,
+    scored,
+)
 
 
 def hood(**extra: object) -> Neighbourhood:
@@ -75,3 +83,11 @@ def test_ranking_is_deterministic() -> None:
     seeds = [("s1", 0.03), ("s2", 0.02)]
     assert rank(hood(), seeds, ["pottery"], GraphWalk()) == rank(hood(), seeds, ["pottery"],
                                                                 GraphWalk())
+
+
+def test_scored_gives_the_ranking_with_falling_pagerank_scores() -> None:
+    seeds = [("s1", 0.03), ("s2", 0.02)]
+    got = scored(hood(), seeds, ["pottery"], GraphWalk())
+    assert [(i, r) for i, r, _ in got] == rank(hood(), seeds, ["pottery"], GraphWalk())
+    values = [v for _, _, v in got]
+    assert values == sorted(values, reverse=True) and all(0 < v < 1 for v in values)

@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 from graphmem.models import Method, SearchRequest
 from graphmem.retrieval import RetrievalSettings
 from graphmem.retrieval.fusion import Fused
-from graphmem.retrieval.plan import resolve
+from graphmem.retrieval.plan import reranked_lists, resolve
 from graphmem.retrieval.rerank import (
     ABSENT_RANK,
     CANDIDATE,
     PER_LIST,
+    REACH,
     Ranker,
     embedder_key,
     feature_names,
@@ -133,10 +134,14 @@ def test_probability_is_the_logistic_of_the_standardised_sum() -> None:
     assert r.probability(row) == pytest.approx(1 / (1 + math.exp(-(-1.0 + 0.5 * 2.0))))
 
 
-def test_the_shipped_rankers_serve_the_default_expanding_methods() -> None:
-    assert set(shipped()) == {("vector", "fulltext"),
-                              ("vector", "fulltext", "window3_vector", "window3_fulltext",
-                               "window5_vector", "window5_fulltext")}
+WINDOWS = ("vector", "fulltext", "window3_vector", "window3_fulltext", "window5_vector",
+           "window5_fulltext")
+
+
+def test_the_shipped_rankers_serve_the_expanding_methods_with_the_graph_or_sparse() -> None:
+    sets = {("vector", "fulltext"), WINDOWS, ("vector", "fulltext", "graph"), (*WINDOWS, "graph")}
+    sparse = {(*s[:2], "sparse", *s[2:]) for s in sets}
+    assert set(shipped()) == sets | sparse
     for r in shipped().values():
         assert r.depth >= 10 and r.about
 
@@ -148,19 +153,46 @@ def test_the_plan_re_ranks_the_expanding_methods(method: Method) -> None:
     assert plan.ranker is not None and plan.ranker is for_lists(lists)
 
 
-@pytest.mark.parametrize("method", ["rrf", "vector", "fulltext", "graph"])
-def test_no_ranker_without_expansion_or_with_the_graph_list(method: Method) -> None:
+@pytest.mark.parametrize("method", ["rrf", "vector", "fulltext"])
+def test_no_ranker_without_expansion(method: Method) -> None:
     plan = resolve(SearchRequest(query="q", owner="o", method=method), RetrievalSettings(), T0)
     assert plan.ranker is None
+
+
+@pytest.mark.parametrize(("method", "lists"), [("graph", ("vector", "fulltext", "graph")),
+                                               ("rrf_expand", ("vector", "fulltext", "graph")),
+                                               ("rrf_windows", (*WINDOWS, "graph"))])
+def test_with_the_graph_list_the_ranker_of_the_lists_and_the_graph(method: Method,
+                                                                  lists: tuple[str, ...]) -> None:
+    rs = RetrievalSettings(graph_list=method != "graph")
+    plan = resolve(SearchRequest(query="q", owner="o", method=method), rs, T0)
+    assert plan.ranker is not None and plan.ranker is for_lists(lists)
+    assert reranked_lists(plan.lists, plan.graph) == lists
+
+
+@pytest.mark.parametrize("graph_list", [False, True])
+@pytest.mark.parametrize("method", ["rrf_expand", "rrf_windows"])
+def test_with_the_sparse_list_the_ranker_trained_with_it(method: Method, graph_list: bool) -> None:
+    rs = RetrievalSettings(sparse=True, graph_list=graph_list)
+    plan = resolve(SearchRequest(query="q", owner="o", method=method), rs, T0)
+    assert "sparse" in plan.lists and plan.ranker is not None
+    assert plan.ranker.lists == reranked_lists(plan.lists, plan.graph)
 
 
 def test_no_ranker_when_off_or_for_lists_it_was_not_trained_on() -> None:
     req = SearchRequest(query="q", owner="o", method="rrf_expand")
     assert resolve(req, RetrievalSettings(rerank=False), T0).ranker is None
-    assert resolve(req, RetrievalSettings(sparse=True), T0).ranker is None
-    assert resolve(req, RetrievalSettings(graph_list=True), T0).ranker is None
+    assert resolve(req, RetrievalSettings(rerank=False, graph_list=True), T0).ranker is None
+    assert for_lists(("vector", "fulltext", "bm25")) is None
 
 
 def test_the_shipped_rankers_name_the_embedding_they_were_trained_under() -> None:
     assert serves(embedder_key("minilm", "sentence"))
     assert not serves(embedder_key("e5-small-v2", "passage"))
+
+
+def test_a_ranker_re_ranks_its_depth_or_twice_the_budget() -> None:
+    names = feature_names(LISTS)
+    r = Ranker(LISTS, 20, (0.0,) * len(names), (1.0,) * len(names), (0.0,) * len(names), 0.0)
+    assert r.reach(5) == 20 and r.reach(10) == 20
+    assert r.reach(50) == REACH * 50 == 100

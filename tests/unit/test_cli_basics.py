@@ -124,6 +124,9 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     r = runner.invoke(app, ["bench", "ranker", "--data", "x.json", "--out", "r.json",
                             "--method", "vector"])
     assert r.exit_code == 2 and "--method" in r.output
+    r = runner.invoke(app, ["bench", "ranker", "--data", "x.json", "--out", "r.json",
+                            "--preset", "deeper"])
+    assert r.exit_code == 2 and "--preset" in r.output
     r = runner.invoke(app, ["audit", "x", "-p", "novalue"])
     assert r.exit_code == 2 and "NAME=VALUE" in r.output
     r = runner.invoke(app, ["schema", "sparse"], env={"GRAPHMEM_SPARSE": "off"})

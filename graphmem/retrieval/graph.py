@@ -108,15 +108,10 @@ def restarts(seeds: Sequence[tuple[str, float]], query_entities: Sequence[str],
 
 
 def rank(nb: Neighbourhood, seeds: Sequence[tuple[str, float]], query_entities: Sequence[str],
-         walk: GraphWalk) -> list[tuple[str, int]]:
+         walk: GraphWalk) -> list[tuple[str, int, float]]:
     """The messages of the neighbourhood ranked by personalised PageRank, best first, as
-    (id, rank) pairs (at most ``walk.depth``; ties by id). Empty when nothing seeds the walk."""
-    return [(id_, r) for id_, r, _ in scored(nb, seeds, query_entities, walk)]
-
-
-def scored(nb: Neighbourhood, seeds: Sequence[tuple[str, float]],
-           query_entities: Sequence[str], walk: GraphWalk) -> list[tuple[str, int, float]]:
-    """`rank` with each message's PageRank score: (id, rank, score) triples."""
+    (id, rank, PageRank) triples (at most ``walk.depth``; ties by id). Empty when nothing seeds
+    the walk."""
     g = build(nb, walk.session_weight)
     personal = restarts(seeds, query_entities, g, walk.query_share)
     if not personal:

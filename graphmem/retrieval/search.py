@@ -303,14 +303,14 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
 
 def graph_list(store: TenantStore, fused: Sequence[Fused], query: str, owner: str,
                now: datetime, walk: GraphWalk) -> list[Candidate]:
-    """The personalised PageRank list (`graph.scored`) over the neighbourhood of the best
+    """The personalised PageRank list (`graph.rank`) over the neighbourhood of the best
     fused candidates and of the entities the query names, read in one query."""
     seeds = [(f.id, f.score) for f in fused[: walk.seeds]]
     names = [m.name for m in query_mentions(query, temporal.event_dates(query, now))]
     row = store.sibling(EntityStore).neighbourhood(
         owner, [i for i, _ in seeds], names, walk.max_degree, walk.max_entities, walk.per_entity)
     return [Candidate(id_, "graph", r, score) for id_, r, score in
-            graph.scored(Neighbourhood.of(row), seeds, names, walk)]
+            graph.rank(Neighbourhood.of(row), seeds, names, walk)]
 
 
 def _unit_fused(retriever: Retriever, embedder: Embedder, plan: Plan,

@@ -12,7 +12,6 @@ from graphmem.retrieval.graph import (
     mention_weight,
     rank,
     restarts,
-    scored,
 )
 
 
@@ -60,16 +59,16 @@ def test_restarts_split_between_seeds_and_query_entities() -> None:
 
 def test_a_message_sharing_a_rare_entity_with_the_seeds_outranks_others() -> None:
     ranked = rank(hood(), [("s1", 0.03), ("s2", 0.02)], [], GraphWalk())
-    ids = [i for i, _ in ranked]
+    ids = [i for i, _, _ in ranked]
     assert ids[:2] == ["s1", "s2"]
     assert ids.index("x") < ids.index("y")
-    assert [r for _, r in ranked] == list(range(1, len(ranked) + 1))
+    assert [r for _, r, _ in ranked] == list(range(1, len(ranked) + 1))
 
 
 def test_query_entities_pull_their_messages_up() -> None:
     walk = GraphWalk(query_share=0.9)
-    without = [i for i, _ in rank(hood(), [("y", 0.03)], [], walk)]
-    with_query = [i for i, _ in rank(hood(), [("y", 0.03)], ["pottery"], walk)]
+    without = [i for i, _, _ in rank(hood(), [("y", 0.03)], [], walk)]
+    with_query = [i for i, _, _ in rank(hood(), [("y", 0.03)], ["pottery"], walk)]
     assert with_query.index("x") < without.index("x")
 
 
@@ -85,9 +84,7 @@ def test_ranking_is_deterministic() -> None:
                                                                 GraphWalk())
 
 
-def test_scored_gives_the_ranking_with_falling_pagerank_scores() -> None:
-    seeds = [("s1", 0.03), ("s2", 0.02)]
-    got = scored(hood(), seeds, ["pottery"], GraphWalk())
-    assert [(i, r) for i, r, _ in got] == rank(hood(), seeds, ["pottery"], GraphWalk())
+def test_each_message_comes_with_its_pagerank_falling_with_the_rank() -> None:
+    got = rank(hood(), [("s1", 0.03), ("s2", 0.02)], ["pottery"], GraphWalk())
     values = [v for _, _, v in got]
     assert values == sorted(values, reverse=True) and all(0 < v < 1 for v in values)

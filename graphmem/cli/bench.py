@@ -99,8 +99,8 @@ def bench_ranker(
         help="A tenant already holding the file, ingested and formed (default: a throwaway "
         "tenant is seeded and deleted)")] = None,
     depth: Annotated[int | None, typer.Option(
-        min=1, help="Candidates the ranker re-ranks (default: 20 for rrf_expand, 50 for "
-        "rrf_windows)")] = None,
+        min=1, help="Candidates the ranker re-ranks (default: 20 for rrf_expand and graph, 50 "
+        "for rrf_windows)")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
 ) -> None:
     """Train the learned re-ranking of a method's fused candidates: recall without it, with it
@@ -108,8 +108,8 @@ def bench_ranker(
     from graphmem.bench import ranker as bench
     from graphmem.service import Memory
 
-    if method not in ("rrf_expand", "rrf_windows", "graph"):
-        raise typer.BadParameter("rrf_expand, rrf_windows or graph", param_hint="--method")
+    if method not in bench.DEPTH:
+        raise typer.BadParameter(f"one of {sorted(bench.DEPTH)}", param_hint="--method")
     if preset is not None and preset not in PRESETS:
         raise typer.BadParameter(f"one of {sorted(PRESETS)}", param_hint="--preset")
     try:

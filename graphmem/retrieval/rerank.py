@@ -172,23 +172,18 @@ def rerank(ranker: Ranker, query: str, fused: Sequence[Fused],
             + [Fused(f.id, low, f.rules, f.best_rank) for f in tail])
 
 
-RANKERS = tuple(f"{m}{s}" for s in ("", "_sparse")
-                for m in ("rrf_expand", "rrf_windows", "graph", "rrf_windows_graph"))
-"""The rankers shipped (``rankers/<name>.json``), each for one set of recall lists: a method's
-(``graph`` is ``rrf_expand``'s with the PageRank list), ``rrf_windows_graph`` for
-``rrf_windows`` with the PageRank list (preset ``deep``), and each of them with the learned-sparse
-list (``_sparse``, a server with ``GRAPHMEM_SPARSE``)."""
-
-
 @cache
 def shipped() -> dict[tuple[str, ...], Ranker]:
-    """The shipped rankers by the recall lists they re-rank."""
+    """The shipped rankers (every ``rankers/*.json``) by the recall lists they re-rank: one per
+    set of recall lists (a method's, ``graph`` being ``rrf_expand``'s with the PageRank list;
+    ``rrf_windows`` with the PageRank list, preset ``deep``; and each of them with the
+    learned-sparse list, a server with ``GRAPHMEM_SPARSE``). Each file names its lists."""
+    folder = resources.files("graphmem.retrieval").joinpath("rankers")
     out = {}
-    for name in RANKERS:
-        text = resources.files("graphmem.retrieval").joinpath(f"rankers/{name}.json").read_text(
-            encoding="utf-8")
-        ranker = Ranker.from_json(json.loads(text))
-        out[ranker.lists] = ranker
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            ranker = Ranker.from_json(json.loads(entry.read_text(encoding="utf-8")))
+            out[ranker.lists] = ranker
     return out
 
 

@@ -183,11 +183,12 @@ class Memory:
     # --- recall -------------------------------------------------------------------------------
     def retrieval_settings(self, name: str | None = None) -> RetrievalSettings:
         """The preset's settings; with a sparse model, its recall list is on; the learned
-        re-ranking is off under an embedding its models were not trained on."""
+        re-ranking uses the rankers of the configured embedding, and is off under one that has
+        none."""
         rs = preset(name or self.settings.retrieval_preset)
-        trained = rerank.serves(rerank.embedder_key(self.settings.embedder,
-                                                    self.settings.embedding_unit))
-        return rs.with_(sparse=self.sparse is not None, rerank=rs.rerank and trained)
+        embedding = rerank.embedder_key(self.settings.embedder, self.settings.embedding_unit)
+        return rs.with_(sparse=self.sparse is not None, embedding=embedding,
+                        rerank=rs.rerank and rerank.serves(embedding))
 
     @metrics.observe_search
     def search(

@@ -89,8 +89,8 @@ def bench_locomo(
 @bench_app.command("ranker")
 def bench_ranker(
     data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file to train on")],
-    out: Annotated[Path, typer.Option(help="Write the ranker here (JSON); copy it to "
-                                      "graphmem/retrieval/rankers/<method>.json to ship it")],
+    out: Annotated[Path, typer.Option(help="Write the ranker here (JSON); copy it into "
+                                      "graphmem/retrieval/rankers/<embedder>-<unit>/ to ship it")],
     method: Annotated[str, typer.Option(help="rrf_expand, rrf_windows or graph")] = "rrf_windows",
     preset: Annotated[str | None, typer.Option(
         help="The retrieval preset searched (default: the server's; deep adds the PageRank "

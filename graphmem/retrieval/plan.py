@@ -61,6 +61,8 @@ class Plan:
     expand: tuple[int, int] | None
     """(before, after) along NEXT around each nucleus; None: no expansion."""
     decay: float
+    """A neighbour earns its nucleus's score x decay^distance: the ranker's (`Ranker.decay`) when
+    one re-ranks, else the preset's ``neighbour_decay``."""
     rrf_k: int
     time_hint: TimeHint
     now: datetime
@@ -121,6 +123,10 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
     single = req.method in ("fulltext", "vector")  # a single-index method is that index alone
     graph = graph_walk(rs) if req.method == "graph" or (
         rs.graph_list and req.method in EXPANDING) else None
+    ranker = (for_lists(reranked_lists(lists, graph), rs.embedding)
+              if rs.rerank and expand is not None else None)
+    decay = ranker.decay if ranker is not None and ranker.decay is not None else (
+        rs.neighbour_decay)
     return Plan(
         query=req.query, owner=req.owner, method=req.method, units=req.units, lists=lists,
         unit_lists=tuple(i for i in indexes if i == "vector" or (i == "fulltext" and fulltext)),
@@ -129,14 +135,13 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         candidates=rs.candidates if budget is not None else min(rs.candidates,
                                                                   max(3 * req.k, 20)),
         unit_candidates=rs.candidates, overfetch=rs.overfetch, budget=budget, expand=expand,
-        decay=rs.neighbour_decay, rrf_k=rs.rrf_k, time_hint="off" if single else req.time_hint,
+        decay=decay, rrf_k=rs.rrf_k, time_hint="off" if single else req.time_hint,
         now=req.as_of or now, session_prior=rs.session_prior and req.method == "rrf_windows",
         session_depth=rs.session_depth, window_split=rs.window_split,
         window_matched_only=rs.window_matched_only, session_id=req.session_id,
         time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
         sparse_weight=rs.sparse_weight, graph=graph,
-        ranker=for_lists(reranked_lists(lists, graph)) if rs.rerank and expand is not None
-        else None,
+        ranker=ranker,
     )
 
 

@@ -3,8 +3,9 @@ each candidate (its rank and score in every list, its fused score and place) and
 its text says (a time word or a number, for a "when" question; its speaker named by the
 question; its length; the question's words it shares). The model's probability of being
 evidence becomes the candidate's score, which expansion then spreads to its neighbours. Pure:
-the weights are data (`Ranker`, read from ``rankers/<name>.json``), trained by
-``graphmem bench ranker``."""
+the weights are data (`Ranker`, read from ``rankers/<embedding>/<name>.json``), trained by
+``graphmem bench ranker`` under one embedding model and unit (their scores and ranks differ
+under another)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ REACH = 2
 LoCoMo dev (held-out conversation) re-ranking twice the budget, not the budget, lifted recall at
 50 messages from 0.908 to 0.917 (``rrf_windows``) and 0.884 to 0.890 (``rrf_expand``, and at 20
 messages 0.809 to 0.814); three times gained nothing more."""
+DEFAULT_EMBEDDING = "minilm/sentence"
+"""The embedding a ranker names when its file does not (`embedder_key`)."""
+
+
 PER_LIST = ("rrf", "score", "found", "log_rank")
 """The features of one recall list, in order: 1/(60 + rank), the score over the list's best
 score, 1 when the list found it, log(1 + rank)."""
@@ -109,9 +114,12 @@ class Ranker:
     intercept: float
     about: str = ""
     """How it was trained, and what it scored."""
-    embedder: str = "minilm/sentence"
+    embedder: str = DEFAULT_EMBEDDING
     """The embedding model and unit whose vector scores it was trained on (``<embedder>/<unit>``,
     as `embedder_key` writes them): the lists' scores and ranks differ under another model."""
+    decay: float | None = None
+    """The neighbour decay expansion spreads its probabilities with (they are not fused scores:
+    `graphmem bench ranker` picks it by held-out recall); None: the preset's."""
 
     def __post_init__(self) -> None:
         n = len(feature_names(self.lists))
@@ -141,7 +149,7 @@ class Ranker:
         return {"lists": list(self.lists), "features": list(feature_names(self.lists)),
                 "depth": self.depth, "mean": list(self.mean), "scale": list(self.scale),
                 "coef": list(self.coef), "intercept": self.intercept, "about": self.about,
-                "embedder": self.embedder}
+                "embedder": self.embedder, "decay": self.decay}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Ranker:
@@ -151,7 +159,8 @@ class Ranker:
         return cls(lists, int(data["depth"]), tuple(map(float, data["mean"])),
                    tuple(map(float, data["scale"])), tuple(map(float, data["coef"])),
                    float(data["intercept"]), str(data.get("about", "")),
-                   str(data.get("embedder", "minilm/sentence")))
+                   str(data.get("embedder", DEFAULT_EMBEDDING)),
+                   None if data.get("decay") is None else float(data["decay"]))
 
 
 def rerank(ranker: Ranker, query: str, fused: Sequence[Fused],
@@ -173,17 +182,21 @@ def rerank(ranker: Ranker, query: str, fused: Sequence[Fused],
 
 
 @cache
-def shipped() -> dict[tuple[str, ...], Ranker]:
-    """The shipped rankers (every ``rankers/*.json``) by the recall lists they re-rank: one per
-    set of recall lists (a method's, ``graph`` being ``rrf_expand``'s with the PageRank list;
+def shipped() -> dict[tuple[str, tuple[str, ...]], Ranker]:
+    """The shipped rankers (every ``rankers/<embedding>/*.json``) by the embedding they were
+    trained under (`embedder_key`) and the recall lists they re-rank: per embedding, one per set
+    of recall lists (a method's, ``graph`` being ``rrf_expand``'s with the PageRank list;
     ``rrf_windows`` with the PageRank list, preset ``deep``; and each of them with the
-    learned-sparse list, a server with ``GRAPHMEM_SPARSE``). Each file names its lists."""
-    folder = resources.files("graphmem.retrieval").joinpath("rankers")
+    learned-sparse list, a server with ``GRAPHMEM_SPARSE``). Each file names both."""
+    root = resources.files("graphmem.retrieval").joinpath("rankers")
     out = {}
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".json"):
-            ranker = Ranker.from_json(json.loads(entry.read_text(encoding="utf-8")))
-            out[ranker.lists] = ranker
+    for folder in sorted(root.iterdir(), key=lambda e: e.name):
+        if not folder.is_dir():
+            continue
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".json"):
+                ranker = Ranker.from_json(json.loads(entry.read_text(encoding="utf-8")))
+                out[ranker.embedder, ranker.lists] = ranker
     return out
 
 
@@ -192,12 +205,12 @@ def embedder_key(embedder: str, unit: str) -> str:
     return f"{embedder}/{unit}"
 
 
-def serves(embedder: str) -> bool:
-    """Whether the shipped rankers were trained under this embedding (`embedder_key`); under
-    another one the search keeps the fused order."""
-    return all(r.embedder == embedder for r in shipped().values())
+def serves(embedding: str) -> bool:
+    """Whether rankers were shipped for this embedding (`embedder_key`); under another one the
+    search keeps the fused order."""
+    return any(e == embedding for e, _ in shipped())
 
 
-def for_lists(lists: Sequence[str]) -> Ranker | None:
-    """The shipped ranker of exactly these recall lists, if there is one."""
-    return shipped().get(tuple(lists))
+def for_lists(lists: Sequence[str], embedding: str = DEFAULT_EMBEDDING) -> Ranker | None:
+    """The shipped ranker of exactly these recall lists under ``embedding``, if there is one."""
+    return shipped().get((embedding, tuple(lists)))

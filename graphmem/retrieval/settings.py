@@ -20,7 +20,8 @@ class RetrievalSettings:
     expand_before: int = 1
     expand_after: int = 2
     neighbour_decay: float = 0.35
-    """A neighbour at distance d earns nucleus score x decay^d (chosen on the LoCoMo dev set)."""
+    """A neighbour at distance d earns nucleus score x decay^d (chosen on the LoCoMo dev set, for
+    fused scores; a learned ranker's probabilities use its own, `Ranker.decay`)."""
     normalise_time: bool = True
     """Show relative time expressions resolved in the context: "yesterday [2023-05-07]"."""
     max_messages: int | None = None
@@ -85,9 +86,13 @@ class RetrievalSettings:
 
     rerank: bool = True
     """The expanding methods re-rank their fused candidates with the shipped learned ranker of
-    their recall lists (`graphmem.retrieval.rerank`) before expansion, when there is one (for
-    ``rrf_expand``, ``rrf_windows`` and ``graph`` as they are by default, and with the PageRank
-    list of preset ``deep``)."""
+    their recall lists under the embedding (`graphmem.retrieval.rerank`) before expansion, when
+    there is one (for ``rrf_expand``, ``rrf_windows`` and ``graph`` as they are by default, and
+    with the PageRank list of preset ``deep``; with or without the learned-sparse list)."""
+
+    embedding: str = "minilm/sentence"
+    """The embedding model and unit of the stored vectors (`rerank.embedder_key`): the learned
+    re-ranking uses the rankers trained under it (set by `Memory.retrieval_settings`)."""
 
     sparse: bool = False
     """The hybrid methods add the learned-sparse list (``sparse``) to the message lists: set by

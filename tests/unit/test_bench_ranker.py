@@ -3,13 +3,22 @@ cross-validation on synthetic samples (no database), and the search's use of a r
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pytest
 
-from graphmem.bench.ranker import Sample, cross_validate, fit, recall, scores, train
+from graphmem.bench.ranker import (
+    Sample,
+    best_decay,
+    cross_validate,
+    fit,
+    recall,
+    scores,
+    train,
+)
 from graphmem.models import SearchRequest
 from graphmem.retrieval import RetrievalSettings
 from graphmem.retrieval.fusion import Fused
@@ -63,7 +72,27 @@ def test_training_learns_what_the_evidence_has_and_re_ranking_finds_it() -> None
     assert recall(samples[2], None, 1) == 0.0  # fused: the first, the evidence is the third
     assert recall(samples[2], ranker, 1) == 1.0
     assert scores(samples, lambda s: ranker)["recall"]["5"] == 1.0
-    assert cross_validate(samples, LISTS, depth=3)["recall"]["5"] == 1.0
+    assert cross_validate(samples, LISTS, depth=3)[None]["recall"]["5"] == 1.0
+
+
+def test_expansion_after_re_ranking_uses_the_ranker_s_decay() -> None:
+    """The neighbour of the candidate re-ranked first (no candidate itself) outranks the next
+    candidate under a high decay, not under none."""
+    ranker = train([sample(f"o{n % 3}", n % 3) for n in range(30)], LISTS, depth=3)
+    s = sample("o", 2)
+    windows = {IDS[2]: ["x/D1:9", IDS[2]], IDS[0]: [IDS[0]], IDS[1]: [IDS[1]]}
+    s = Sample(**{**s.__dict__, "windows": windows, "gold": ("D1:3", "D1:9")})
+    assert recall(s, replace(ranker, decay=0.0), 2) == 0.5
+    assert recall(s, replace(ranker, decay=1.0), 2) == 1.0
+
+
+def test_cross_validation_scores_each_decay_and_keeps_the_best() -> None:
+    samples = [sample(f"o{n % 3}", n % 3) for n in range(30)]
+    by = cross_validate(samples, LISTS, depth=3, decays=(0.0, 0.35))
+    assert set(by) == {0.0, 0.35} and by[0.0]["recall"]["5"] == 1.0
+    assert best_decay({0.1: {"recall": {"5": 0.5, "10": 0.7}},
+                       0.2: {"recall": {"5": 0.6, "10": 0.7}},
+                       0.35: {"recall": {"5": 0.6, "10": 0.7}}}) == 0.2
 
 
 def test_training_needs_both_kinds_of_candidates() -> None:

@@ -141,9 +141,10 @@ WINDOWS = ("vector", "fulltext", "window3_vector", "window3_fulltext", "window5_
 def test_the_shipped_rankers_serve_the_expanding_methods_with_the_graph_or_sparse() -> None:
     sets = {("vector", "fulltext"), WINDOWS, ("vector", "fulltext", "graph"), (*WINDOWS, "graph")}
     sparse = {(*s[:2], "sparse", *s[2:]) for s in sets}
-    assert set(shipped()) == sets | sparse
-    for r in shipped().values():
-        assert r.depth >= 10 and r.about
+    for embedding in {e for e, _ in shipped()}:
+        assert {lists for e, lists in shipped() if e == embedding} == sets | sparse
+    for (embedding, lists), r in shipped().items():
+        assert r.depth >= 10 and r.about and (r.embedder, r.lists) == (embedding, lists)
 
 
 @pytest.mark.parametrize("method", ["rrf_expand", "rrf_windows", "iterative"])
@@ -188,7 +189,17 @@ def test_no_ranker_when_off_or_for_lists_it_was_not_trained_on() -> None:
 
 def test_the_shipped_rankers_name_the_embedding_they_were_trained_under() -> None:
     assert serves(embedder_key("minilm", "sentence"))
-    assert not serves(embedder_key("e5-small-v2", "passage"))
+    assert not serves(embedder_key("bge-small-en-v1.5", "sentence"))
+
+
+def test_the_plan_takes_the_ranker_of_its_embedding() -> None:
+    req = SearchRequest(query="q", owner="o", method="rrf_windows")
+    for embedding in {e for e, _ in shipped()}:
+        plan = resolve(req, RetrievalSettings(embedding=embedding), T0)
+        assert plan.ranker is not None and plan.ranker.embedder == embedding
+        assert plan.ranker is for_lists(plan.lists, embedding)
+    other = RetrievalSettings(embedding=embedder_key("bge-small-en-v1.5", "sentence"))
+    assert resolve(req, other, T0).ranker is None
 
 
 def test_a_ranker_re_ranks_its_depth_or_twice_the_budget() -> None:
@@ -196,3 +207,23 @@ def test_a_ranker_re_ranks_its_depth_or_twice_the_budget() -> None:
     r = Ranker(LISTS, 20, (0.0,) * len(names), (1.0,) * len(names), (0.0,) * len(names), 0.0)
     assert r.reach(5) == 20 and r.reach(10) == 20
     assert r.reach(50) == REACH * 50 == 100
+
+
+def test_the_plan_spreads_with_the_ranker_s_decay_else_the_preset_s() -> None:
+    req = SearchRequest(query="q", owner="o", method="rrf_windows", max_messages=10)
+    rs = RetrievalSettings(neighbour_decay=0.3)
+    plan = resolve(req, rs, T0)
+    assert plan.ranker is not None
+    assert plan.decay == (plan.ranker.decay if plan.ranker.decay is not None else 0.3)
+    assert resolve(req, rs.with_(rerank=False), T0).decay == 0.3
+    assert resolve(req.model_copy(update={"method": "rrf"}), rs, T0).decay == 0.3
+
+
+def test_a_ranker_s_decay_round_trips_and_is_optional() -> None:
+    names = feature_names(LISTS)
+    r = Ranker(LISTS, 10, (0.0,) * len(names), (1.0,) * len(names), (0.0,) * len(names), 0.0,
+               decay=0.05)
+    assert Ranker.from_json(r.to_json()) == r
+    data = r.to_json()
+    del data["decay"]
+    assert Ranker.from_json(data).decay is None

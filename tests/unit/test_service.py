@@ -59,11 +59,13 @@ def test_a_failed_unit_search_fails_the_context(failing: str) -> None:
 
 
 @pytest.mark.parametrize(("embedder", "unit", "on"), [
-    ("minilm", "sentence", True), ("minilm", "passage", False), ("e5-small-v2", "passage", False)])
-def test_the_re_ranking_runs_only_under_the_embedding_it_was_trained_on(
+    ("minilm", "sentence", True), ("minilm", "passage", False), ("e5-small-v2", "passage", True),
+    ("e5-small-v2", "sentence", False), ("bge-small-en-v1.5", "sentence", False)])
+def test_the_re_ranking_runs_only_under_an_embedding_it_was_trained_on(
         embedder: str, unit: str, on: bool) -> None:
     mem = Memory.__new__(Memory)
     mem.settings = Settings.model_validate({"embedder": embedder, "embedding_unit": unit})
     mem.sparse = None
     assert mem.retrieval_settings().rerank is on
+    assert mem.retrieval_settings().embedding == f"{embedder}/{unit}"
     assert mem.retrieval_settings("fast").rerank is False

@@ -2,10 +2,10 @@
 each candidate (its rank and score in every list, its fused score and place) and a few things
 its text says (a time word or a number, for a "when" question; its speaker named by the
 question; its length; the question's words it shares). The model's probability of being
-evidence becomes the candidate's score, which expansion then spreads to its neighbours. Pure:
-the weights are data (`Ranker`, read from ``rankers/<embedding>/<name>.json``), trained by
-``graphmem bench ranker`` under one embedding model and unit (their scores and ranks differ
-under another)."""
+evidence becomes the candidate's score, which expansion then spreads to its neighbours with
+the ranker's own decay (`Ranker.decay`). Pure: the weights are data (`Ranker`, read from
+``rankers/<embedding>/<name>.json``), trained by ``graphmem bench ranker`` under one embedding
+model and unit (their scores and ranks differ under another)."""
 
 from __future__ import annotations
 

@@ -145,6 +145,7 @@ def test_the_shipped_rankers_serve_the_expanding_methods_with_the_graph_or_spars
         assert {lists for e, lists in shipped() if e == embedding} == sets | sparse
     for (embedding, lists), r in shipped().items():
         assert r.depth >= 10 and r.about and (r.embedder, r.lists) == (embedding, lists)
+        assert r.decay is not None and 0.0 <= r.decay < 1.0  # chosen by bench ranker
 
 
 @pytest.mark.parametrize("method", ["rrf_expand", "rrf_windows", "iterative"])

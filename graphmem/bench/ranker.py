@@ -141,7 +141,7 @@ def recall(sample: Sample, ranker: Ranker | None, budget: int) -> float:
     if ranker is not None:
         fused = rerank(ranker, sample.query, fused, sample.lists, sample.records,
                        ranker.reach(budget))
-        decay = ranker.decay if ranker.decay is not None else decay
+        decay = ranker.decay_or(decay)
     chosen = select_heads(fused, sample.windows, budget, budget, decay)
     return evidence_recall(sample.gold, [c.id for c in chosen])
 
@@ -166,6 +166,7 @@ def cross_validate(samples: Sequence[Sample], names: tuple[str, ...], depth: int
     on the others', expanded with each of ``decays`` (None: the search's without a ranker)."""
     owners = sorted({s.owner for s in samples})
     models = {o: train([s for s in samples if s.owner != o], names, depth, l2) for o in owners}
+
     def held_out(decay: float | None) -> Callable[[Sample], Ranker]:
         return lambda s: replace(models[s.owner], decay=decay)
 

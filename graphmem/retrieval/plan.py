@@ -125,8 +125,7 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         rs.graph_list and req.method in EXPANDING) else None
     ranker = (for_lists(reranked_lists(lists, graph), rs.embedding)
               if rs.rerank and expand is not None else None)
-    decay = ranker.decay if ranker is not None and ranker.decay is not None else (
-        rs.neighbour_decay)
+    decay = ranker.decay_or(rs.neighbour_decay) if ranker is not None else rs.neighbour_decay
     return Plan(
         query=req.query, owner=req.owner, method=req.method, units=req.units, lists=lists,
         unit_lists=tuple(i for i in indexes if i == "vector" or (i == "fulltext" and fulltext)),

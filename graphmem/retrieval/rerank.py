@@ -20,6 +20,7 @@ from typing import Any
 
 from graphmem.retrieval.fusion import Fused
 from graphmem.retrieval.retrievers import Candidate
+from graphmem.retrieval.settings import DEFAULT_EMBEDDING
 
 _TIME_WORDS = frozenset({
     "yesterday", "today", "tomorrow", "tonight", "last", "next", "ago", "week", "weekend",
@@ -35,10 +36,6 @@ REACH = 2
 LoCoMo dev (held-out conversation) re-ranking twice the budget, not the budget, lifted recall at
 50 messages from 0.908 to 0.917 (``rrf_windows``) and 0.884 to 0.890 (``rrf_expand``, and at 20
 messages 0.809 to 0.814); three times gained nothing more."""
-DEFAULT_EMBEDDING = "minilm/sentence"
-"""The embedding a ranker names when its file does not (`embedder_key`)."""
-
-
 PER_LIST = ("rrf", "score", "found", "log_rank")
 """The features of one recall list, in order: 1/(60 + rank), the score over the list's best
 score, 1 when the list found it, log(1 + rank)."""
@@ -125,6 +122,11 @@ class Ranker:
         n = len(feature_names(self.lists))
         if not len(self.mean) == len(self.scale) == len(self.coef) == n:
             raise ValueError(f"a ranker over {self.lists} needs {n} weights")
+
+    def decay_or(self, default: float) -> float:
+        """The decay expansion spreads this ranker's probabilities with: its own, else
+        ``default`` (the preset's)."""
+        return self.decay if self.decay is not None else default
 
     def reach(self, heads: int) -> int:
         """How many fused candidates it re-ranks when ``heads`` become nuclei with windows: its

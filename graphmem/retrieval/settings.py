@@ -6,6 +6,10 @@ from dataclasses import dataclass, replace
 
 from graphmem.errors import InvalidInput
 
+DEFAULT_EMBEDDING = "minilm/sentence"
+"""The default embedding model and unit (``<embedder>/<unit>``, as `rerank.embedder_key` writes
+them): the one a ranker file names when it names none."""
+
 
 @dataclass(frozen=True)
 class RetrievalSettings:
@@ -90,7 +94,7 @@ class RetrievalSettings:
     there is one (for ``rrf_expand``, ``rrf_windows`` and ``graph`` as they are by default, and
     with the PageRank list of preset ``deep``; with or without the learned-sparse list)."""
 
-    embedding: str = "minilm/sentence"
+    embedding: str = DEFAULT_EMBEDDING
     """The embedding model and unit of the stored vectors (`rerank.embedder_key`): the learned
     re-ranking uses the rankers trained under it (set by `Memory.retrieval_settings`)."""
 

@@ -1,6 +1,7 @@
 """Method ``iterative`` over the store: each round's recall is one run of the one-shot pipeline
 (`graphmem.retrieval.search`: recall lists, fusion, expansion, selection) with the base method
-``iterative_base``, at the request's message budget K; the loop, the pool and the assembly are
+``iterative_base`` (with the PageRank list unless ``iterative_graph_list`` is off), at the
+request's message budget K; the loop, the pool and the assembly are
 `graphmem.retrieval.iterative`, the decisions `graphmem.retrieval.deciders`. Also turns the loop's
 outcome into the reply's `SearchTrace`."""
 
@@ -49,6 +50,8 @@ def iterative_messages(
     if rs.iterative_base not in BASES:
         raise ValueError(f"iterative_base must be one of {sorted(BASES)}")
     now = datetime.now(UTC)
+    if rs.iterative_graph_list and not rs.graph_list:
+        rs = rs.with_(graph_list=True)
     base = req.model_copy(update={"method": cast(Method, rs.iterative_base)})
     first_plan = resolve(base, rs, now)
     records: dict[str, Row] = {}

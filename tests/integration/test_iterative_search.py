@@ -44,7 +44,7 @@ def test_iterative_over_http_with_trace(api: TestClient, memory: Memory) -> None
         assert len(ids) == len(set(ids)) <= 4
         assert f"{who}-s1-3" in ids or f"{who}-s1-1" in ids  # a games turn
         trace = out["trace"]
-        assert trace["decider"] == "offline" and trace["base"] == "rrf_expand"
+        assert trace["decider"] == "offline" and trace["base"] == "rrf_windows"
         first = trace["rounds"][0]
         assert first["queries"][0]["query"] == body["query"]
         assert first["queries"][0]["candidates"][0]["rank"] == 1
@@ -68,7 +68,7 @@ def test_iterative_over_http_with_trace(api: TestClient, memory: Memory) -> None
 def test_iterative_without_budget_returns_as_many_as_the_base(memory: Memory,
                                                                tenant: str) -> None:
     who = _ingest(memory, tenant)
-    req = SearchRequest(query="Who is Ingrid?", owner=who, k=2)
+    req = SearchRequest(query="Who is Ingrid?", owner=who, k=2, method="rrf_windows")
     base = memory.search(tenant, req)
     it = memory.search(tenant, req.model_copy(update={"method": "iterative"}))
     assert 0 < len(it.hits) <= len(base.hits)

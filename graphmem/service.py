@@ -210,7 +210,7 @@ class Memory:
         llm = self.settings.llm()
         if self.settings.iterative_decider == "offline" or (
                 self.settings.iterative_decider == "auto" and not llm.enabled):
-            return OfflineDecider()
+            return OfflineDecider(lists_only=not rs.iterative_every_question)
         if self._decide_llm is None:
             self._decide_llm = LLMClient(llm, sink=tenant_sink(UsageStore(self.store).record))
         return LLMDecider(self._decide_llm, rs.iterative_shown)

@@ -13,6 +13,7 @@ import pytest
 from graphmem.config import Settings
 from graphmem.errors import StoreUnavailable
 from graphmem.models import ContextRequest, SearchRequest, SearchResult
+from graphmem.retrieval.deciders import OfflineDecider
 from graphmem.service import Memory
 
 
@@ -69,3 +70,13 @@ def test_the_re_ranking_runs_only_under_an_embedding_it_was_trained_on(
     assert mem.retrieval_settings().rerank is on
     assert mem.retrieval_settings().embedding == f"{embedder}/{unit}"
     assert mem.retrieval_settings("fast").rerank is False
+
+
+@pytest.mark.parametrize(("preset", "every"), [(None, False), ("deep", True)])
+def test_the_offline_decider_follows_up_every_question_only_in_preset_deep(
+        preset: str | None, every: bool) -> None:
+    mem = Memory.__new__(Memory)
+    mem.settings = Settings.model_validate({"iterative_decider": "offline"})
+    mem.sparse = None
+    decider = mem._decider(mem.retrieval_settings(preset))
+    assert isinstance(decider, OfflineDecider) and decider.lists_only is not every

@@ -52,12 +52,13 @@ class RetrievalSettings:
     and on LoCoMo dev its rounds on ``rrf_expand`` only tied ``rrf_expand``."""
     iterative_graph_list: bool = True
     """Method ``iterative``: its rounds add the personalised PageRank list (`graph_list`) to the
-    base method's lists, whatever ``graph_list`` says for the one-shot methods (on LoCoMo dev it
-    lifted ``rrf_windows`` at 10-50 messages, +0.4 to +1.0 points, for ~10 ms a round)."""
+    base method's lists, whatever ``graph_list`` says for the one-shot methods (on LoCoMo dev
+    +0.004 to +0.006 recall at 10-50 messages over rounds on ``rrf_windows`` alone, for about 15
+    ms more at p50)."""
     iterative_every_question: bool = False
     """Method ``iterative``, offline decider: follow-up queries for every question, not only for
     those that ask for several things (preset ``deep``: on both halves of LoCoMo dev +0.003 to
-    +0.011 at 5-20 messages and multi-hop @20 +0.01, for twice the time)."""
+    +0.011 at 5-20 messages and multi-hop @20 +0.006 to +0.022, for twice the time)."""
     iterative_rounds: int = 3
     """Method ``iterative``: R, at most this many decider calls (so at most
     1 + (R - 1) x L recalls); 0 makes it the base method with the iterative assembly."""
@@ -126,8 +127,8 @@ PRESETS: dict[str, RetrievalSettings] = {
     "wide": RetrievalSettings(candidates=100, overfetch=10, expand_before=2, expand_after=3),
     # for budgets of 20 messages and more: the graph walk joins every expanding method (on
     # LoCoMo dev it lifted rrf_windows at 20 and 50 messages and cost it at 5; once both are
-    # re-ranked, they are within 0.002 at every budget)
-    # and iterative's offline decider follows up every question
+    # re-ranked, they are within 0.002 at every budget), and iterative's offline decider
+    # follows up every question (twice the time)
     "deep": RetrievalSettings(graph_list=True, iterative_every_question=True),
 }
 

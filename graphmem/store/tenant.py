@@ -197,10 +197,10 @@ class TenantStore(TenantBound):
         rows = self._run(name, ids=ids, before=reach[0], after=reach[1])
         out = Windows()
         for r in rows:
-            ids_ = [m["id"] for m in (*r["earlier"], r["message"], *r["later"])]
+            chain = (*r["earlier"], r["message"], *r["later"])
+            ids_ = [m["id"] for m in chain]
             out.records.update((m["id"], epoch_times(m))  # overlapping windows: each message once
-                               for m in (*r["earlier"], r["message"], *r["later"])
-                               if m["id"] not in out.records)
+                               for m in chain if m["id"] not in out.records)
             out.links.update(itertools.pairwise(ids_))
             earlier = [m["id"] for m in r["earlier"]]
             kept_before = earlier[-before:] if before else []

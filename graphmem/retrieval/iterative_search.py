@@ -50,7 +50,7 @@ def iterative_messages(
     if rs.iterative_base not in BASES:
         raise ValueError(f"iterative_base must be one of {sorted(BASES)}")
     now = datetime.now(UTC)
-    if rs.iterative_graph_list and not rs.graph_list:
+    if rs.iterative_graph_list:
         rs = rs.with_(graph_list=True)
     base = req.model_copy(update={"method": cast(Method, rs.iterative_base)})
     first_plan = resolve(base, rs, now)

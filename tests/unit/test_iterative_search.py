@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from graphmem.models import SearchRequest
 from graphmem.retrieval import RetrievalSettings
 from graphmem.retrieval.expansion import Selected
 from graphmem.retrieval.iterative_search import iterative_messages
-from graphmem.retrieval.plan import Plan
+from graphmem.retrieval.plan import Plan, resolve
 from graphmem.retrieval.rerank import for_lists
 from graphmem.store.core import Row
 
-WINDOW_LISTS = ("vector", "fulltext", "window3_vector", "window3_fulltext", "window5_vector",
-                "window5_fulltext")
+T0 = datetime(2024, 5, 1, 12, tzinfo=UTC)
+WINDOW_LISTS = resolve(SearchRequest(query="q", owner="o", method="rrf_windows"),
+                       RetrievalSettings(), T0).lists
+"""The recall lists of method rrf_windows, as its own plan has them."""
 
 
 def _plans(rs: RetrievalSettings) -> list[Plan]:

@@ -1,9 +1,10 @@
 """The deciders of iterative retrieval (`graphmem.retrieval.iterative`): which candidates to keep,
 which follow-up queries to issue, whether the evidence is sufficient.
 
-- `OfflineDecider`: no model, no network, microseconds. Follow-ups, for questions that ask for
-  several things (a plural, "both", "all", several people; with ``lists_only``, the default:
-  on LoCoMo dev a single-answer question lost more to the follow-ups' hits than it gained): a
+- `OfflineDecider`: no model, no network, microseconds. Follow-ups, for every question, or with
+  ``lists_only`` only for those that ask for several things (a plural, "both", "all", several
+  people; on rounds of `rrf_expand` a single-answer question lost more to the follow-ups' hits
+  than it gained; on the turn windows every question gains a little): a
   question joining several people ("Joanna and Nate") is split into one question per person;
   pseudo-relevance feedback (the names and rare words of the best hits that the question lacks,
   added to the question); with ``time_follow_up`` (off: it cost temporal questions 0.1 at 5

@@ -55,10 +55,11 @@ class RetrievalSettings:
     base method's lists, whatever ``graph_list`` says for the one-shot methods (on LoCoMo dev
     +0.004 to +0.006 recall at 10-50 messages over rounds on ``rrf_windows`` alone, for about 15
     ms more at p50)."""
-    iterative_every_question: bool = False
+    iterative_every_question: bool = True
     """Method ``iterative``, offline decider: follow-up queries for every question, not only for
-    those that ask for several things (preset ``deep``: on both halves of LoCoMo dev +0.003 to
-    +0.011 at 5-20 messages and multi-hop @20 +0.006 to +0.022, for twice the time)."""
+    those that ask for several things (False). On LoCoMo dev +0.004 to +0.007 at 5-20 messages
+    and multi-hop @20 0.693 -> 0.707, for about twice the time (p50 85 against 36 ms in one
+    run): ``iterative`` is the method asked for its recall; ``rrf_windows`` is the quick one."""
     iterative_rounds: int = 3
     """Method ``iterative``: R, at most this many decider calls (so at most
     1 + (R - 1) x L recalls); 0 makes it the base method with the iterative assembly."""
@@ -127,9 +128,8 @@ PRESETS: dict[str, RetrievalSettings] = {
     "wide": RetrievalSettings(candidates=100, overfetch=10, expand_before=2, expand_after=3),
     # for budgets of 20 messages and more: the graph walk joins every expanding method (on
     # LoCoMo dev it lifted rrf_windows at 20 and 50 messages and cost it at 5; once both are
-    # re-ranked, they are within 0.002 at every budget), and iterative's offline decider
-    # follows up every question (twice the time)
-    "deep": RetrievalSettings(graph_list=True, iterative_every_question=True),
+    # re-ranked, they are within 0.002 at every budget)
+    "deep": RetrievalSettings(graph_list=True),
 }
 
 

@@ -72,11 +72,14 @@ def test_the_re_ranking_runs_only_under_an_embedding_it_was_trained_on(
     assert mem.retrieval_settings("fast").rerank is False
 
 
-@pytest.mark.parametrize(("preset", "every"), [(None, False), ("deep", True)])
-def test_the_offline_decider_follows_up_every_question_only_in_preset_deep(
+@pytest.mark.parametrize(("preset", "every"), [(None, True), ("deep", True), ("fast", True),
+                                             ("lists", False)])
+def test_the_offline_decider_follows_up_every_question_unless_told_not_to(
         preset: str | None, every: bool) -> None:
     mem = Memory.__new__(Memory)
     mem.settings = Settings.model_validate({"iterative_decider": "offline"})
     mem.sparse = None
-    decider = mem._decider(mem.retrieval_settings(preset))
+    rs = (mem.retrieval_settings().with_(iterative_every_question=False) if preset == "lists"
+          else mem.retrieval_settings(preset))
+    decider = mem._decider(rs)
     assert isinstance(decider, OfflineDecider) and decider.lists_only is not every

@@ -72,7 +72,7 @@ def test_the_re_ranking_runs_only_under_an_embedding_it_was_trained_on(
     assert mem.retrieval_settings("fast").rerank is False
 
 
-@pytest.mark.parametrize(("preset", "every"), [(None, True), ("deep", True), ("fast", True),
+@pytest.mark.parametrize(("preset", "every"), [(None, True), ("deep", True), ("fast", False),
                                              ("lists", False)])
 def test_the_offline_decider_follows_up_every_question_unless_told_not_to(
         preset: str | None, every: bool) -> None:

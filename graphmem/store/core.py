@@ -224,6 +224,19 @@ class Store:
             self._vector_values = tuple(bolt) >= VECTOR_BOLT
         return self._vector_values
 
+    def vector_rows(self, name: str, rows: list[Row], key: str = "embedding",
+                    ) -> tuple[str, list[Row]]:
+        """The query to write ``rows`` with, and the rows to send: where the connection carries
+        vector values and the query has a ``<name>.vectors`` variant, each row's ``key`` (a list
+        of floats) goes as one vector value of the same 64-bit numbers, which the variant stores
+        as the same list (packing a list of 384 numbers cost the driver ~0.2 ms of CPU per row,
+        and the server its decoding: ~9x what a vector value costs); else as they are."""
+        variant = f"{name}.vectors"
+        if not rows or not self.vector_values or not (
+                cypher.CYPHER_DIR / f"{variant}.cypher").is_file():
+            return name, rows
+        return variant, [{**r, key: Vector(np.asarray(r[key], dtype=np.float64))} for r in rows]
+
     # --- low level --------------------------------------------------------------------------
     def run(self, name: str, *, write: bool = False, **params: Any) -> list[Row]:
         """Run one named query in its own transaction (retried on transient errors); its

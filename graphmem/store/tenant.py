@@ -109,7 +109,8 @@ class TenantStore(TenantBound):
             created = {r["id"] for r in rows if r["created"]}
             fresh = [s for s in sentences if s["message_id"] in created]
             if fresh:
-                tx.run(cypher.load("queries/write_sentences"), tenant=tenant, rows=fresh).consume()
+                query, sent = self._store.vector_rows("queries/write_sentences", fresh)
+                tx.run(cypher.load(query), tenant=tenant, rows=sent).consume()
             named = [r for r in mentions or () if r["message_id"] in created]
             if named:
                 tx.run(cypher.load("queries/entities/write_mentions"), tenant=tenant,

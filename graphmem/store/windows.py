@@ -39,9 +39,9 @@ class WindowStore(TenantBound):
             deleted = tx.run(cypher.load("queries/turn_windows/delete_stale"),
                              {**where, "keep": keep}).single(strict=True)["deleted"]
             if fresh:
-                tx.run(cypher.load("queries/turn_windows/create"),
-                       {**where, "now": now, "rows": fresh,
-                        "scope": scope_token(tenant, owner)}).consume()
+                query, rows = self._store.vector_rows("queries/turn_windows/create", fresh)
+                tx.run(cypher.load(query), {**where, "now": now, "rows": rows,
+                                            "scope": scope_token(tenant, owner)}).consume()
             return int(deleted)
 
         result: int | None = self._store.write_tx(work)

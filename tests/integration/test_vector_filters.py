@@ -167,6 +167,37 @@ def test_a_query_vector_sent_as_a_vector_value_reads_the_same(memory: Memory,
             assert rows == as_list and rows, name
 
 
+def test_sentence_and_window_vectors_are_stored_as_the_same_floats_on_either_line(
+        memory: Memory, tenant: str, cypher: Any) -> None:
+    """Ingest and formation send the sentence and window vectors as vector values where the
+    connection carries them (Bolt 6) and as lists elsewhere; either way the store holds the very
+    numbers embedded, as a list of floats (what the vector indexes and the exact scans read)."""
+    who = owner()
+    sent: list[list[dict[str, Any]]] = []
+    real = memory.store.vector_rows
+
+    def recorded(name: str, rows: list[dict[str, Any]], key: str = "embedding",
+                 ) -> tuple[str, list[dict[str, Any]]]:
+        query, out = real(name, rows, key)
+        assert query.endswith(".vectors") == memory.store.vector_values
+        assert all(isinstance(r[key], Vector) == memory.store.vector_values for r in out)
+        sent.append(rows)
+        return query, out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(memory.store, "vector_rows", recorded)
+        _ingest(memory, tenant, who)
+        memory.former.form(tenant, who, "s1")
+    wanted = {r["id"]: r["embedding"] for rows in sent for r in rows}
+    stored = {r["id"]: (r["kind"], r["e"]) for r in cypher(
+        "MATCH (s {tenant: $t, owner: $o}) WHERE s:Sentence OR s:Window "
+        "RETURN s.id AS id, valueType(s.embedding) AS kind, s.embedding AS e", t=tenant, o=who)}
+    assert len(stored) == len(wanted) >= len(TEXTS) + 2
+    for id_, vector in wanted.items():
+        kind, got = stored[id_]
+        assert kind.startswith("LIST<FLOAT") and got == vector, id_
+
+
 def test_window_search_is_bound_and_matches_the_exact_scan(memory: Memory, tenant: str) -> None:
     who = owner()
     _ingest(memory, tenant, who)

@@ -25,8 +25,8 @@ class VectorStore:
         return self._store.run(PENDING[label], model=model, limit=limit)
 
     def write(self, rows: list[dict[str, Any]], model: str) -> int:
-        return int(self._store.run("queries/reembed/write", write=True, rows=rows,
-                                   model=model)[0]["written"])
+        query, sent = self._store.vector_rows("queries/reembed/write", rows)
+        return int(self._store.run(query, write=True, rows=sent, model=model)[0]["written"])
 
     def skills_from_cases(self, model: str, limit: int) -> int:
         """Up to ``limit`` skills get their vector again from their (re-embedded) cases."""

@@ -31,6 +31,7 @@ CROSS_TENANT = {
     "queries/reembed/cases_pending.cypher": "re-embedding moves the whole database",
     "queries/reembed/skills_from_cases.cypher": "re-embedding moves the whole database",
     "queries/reembed/write.cypher": "re-embedding writes the vectors of nodes it read by elementId",
+    "queries/reembed/write.vectors.cypher": "write.cypher, its vectors sent as vector values",
     "queries/scope/pending_owners.cypher": "the fulltext scope migration covers the whole database",
     "queries/scope/backfill.cypher": "the fulltext scope migration covers the whole database",
     "queries/sparse/pending_owners.cypher": "the sparse backfill (schema sparse) covers the whole "

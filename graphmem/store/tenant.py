@@ -95,6 +95,8 @@ class TenantStore(TenantBound):
         in input order."""
         tenant = self.tenant
         settings = self._store.settings
+        # converted once, before the transaction (not again on a retry)
+        sentences_query, sentences = self._store.vector_rows("queries/write_sentences", sentences)
 
         def work(tx: ManagedTransaction) -> list[Row]:
             rows = tx.run(
@@ -109,8 +111,7 @@ class TenantStore(TenantBound):
             created = {r["id"] for r in rows if r["created"]}
             fresh = [s for s in sentences if s["message_id"] in created]
             if fresh:
-                query, sent = self._store.vector_rows("queries/write_sentences", fresh)
-                tx.run(cypher.load(query), tenant=tenant, rows=sent).consume()
+                tx.run(cypher.load(sentences_query), tenant=tenant, rows=fresh).consume()
             named = [r for r in mentions or () if r["message_id"] in created]
             if named:
                 tx.run(cypher.load("queries/entities/write_mentions"), tenant=tenant,

@@ -30,6 +30,7 @@ class WindowStore(TenantBound):
         job of the message that arrived meanwhile rebuilds); else how many stale were deleted."""
         tenant = self.tenant
         where: dict[str, Any] = {"tenant": tenant, "owner": owner, "session_id": session_id}
+        create, fresh = self._store.vector_rows("queries/turn_windows/create", fresh)
 
         def work(tx: ManagedTransaction) -> int | None:
             now_count = tx.run(cypher.load("queries/turn_windows/lock"),
@@ -39,9 +40,8 @@ class WindowStore(TenantBound):
             deleted = tx.run(cypher.load("queries/turn_windows/delete_stale"),
                              {**where, "keep": keep}).single(strict=True)["deleted"]
             if fresh:
-                query, rows = self._store.vector_rows("queries/turn_windows/create", fresh)
-                tx.run(cypher.load(query), {**where, "now": now, "rows": rows,
-                                            "scope": scope_token(tenant, owner)}).consume()
+                tx.run(cypher.load(create), {**where, "now": now, "rows": fresh,
+                                             "scope": scope_token(tenant, owner)}).consume()
             return int(deleted)
 
         result: int | None = self._store.write_tx(work)

@@ -80,18 +80,27 @@ def declared_properties(text: str) -> dict[str, set[str]]:
 
 
 @cache
-def search_variant(name: str) -> str | None:
-    """The Cypher 25 SEARCH variant of a named query (``<name>.search``), if it has one."""
-    variant = f"{name}.search"
+def _variant(name: str, suffix: str) -> str | None:
+    """``<name><suffix>``, if that named query exists (looked up once per name)."""
+    variant = f"{name}{suffix}"
     return variant if (cypher.CYPHER_DIR / f"{variant}.cypher").is_file() else None
 
 
-@cache
+def search_variant(name: str) -> str | None:
+    """The Cypher 25 SEARCH variant of a named query (``<name>.search``), if it has one."""
+    return _variant(name, ".search")
+
+
 def exact_variant(name: str) -> str | None:
     """The exact scan of a vector query (``<name>_exact``: parameter ``k``, one row per hit),
     if it has one."""
-    variant = f"{name}_exact"
-    return variant if (cypher.CYPHER_DIR / f"{variant}.cypher").is_file() else None
+    return _variant(name, "_exact")
+
+
+def vectors_variant(name: str) -> str | None:
+    """The variant of a write query that takes its rows' embeddings as vector values and stores
+    them as lists of floats (``<name>.vectors``, Cypher 25), if it has one."""
+    return _variant(name, ".vectors")
 
 
 @contextlib.contextmanager
@@ -231,9 +240,8 @@ class Store:
         of floats) goes as one vector value of the same 64-bit numbers, which the variant stores
         as the same list (packing a list of 384 numbers cost the driver ~0.2 ms of CPU per row,
         and the server its decoding: ~9x what a vector value costs); else as they are."""
-        variant = f"{name}.vectors"
-        if not rows or not self.vector_values or not (
-                cypher.CYPHER_DIR / f"{variant}.cypher").is_file():
+        variant = vectors_variant(name)
+        if variant is None or not rows or not self.vector_values:
             return name, rows
         return variant, [{**r, key: Vector(np.asarray(r[key], dtype=np.float64))} for r in rows]
 

@@ -17,6 +17,7 @@ from graphmem.store.core import (
     exact_variant,
     filters_in_index,
     search_variant,
+    vectors_variant,
     version_key,
 )
 
@@ -175,6 +176,25 @@ def test_every_search_variant_has_an_exact_scan_taking_its_parameters(name: str)
     assert params(text) == params(search) - {"fetch"} | {"k"}
     assert "LIMIT $k" in text and "AS score" in text and "ORDER BY score DESC" in text
     assert exact_variant(exact) is None and search_variant(exact) is None
+
+
+@pytest.mark.parametrize("name", [
+    "queries/write_sentences", "queries/turn_windows/create", "queries/reembed/write",
+])
+def test_every_vectors_variant_is_its_query_storing_the_vector_as_a_list(name: str) -> None:
+    """``<name>.vectors`` is ``<name>`` in Cypher 25 with ``toFloatList(row.embedding)`` for
+    ``row.embedding``, and nothing else changed: the two cannot drift apart."""
+    variant = vectors_variant(name)
+    assert variant == f"{name}.vectors"
+
+    def body(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if not ln.startswith("//")]
+
+    base = "\n".join(body(cypher.load(name)))
+    assert "row.embedding" in base
+    assert body(cypher.load(variant)) == [
+        "CYPHER 25", *base.replace("row.embedding", "toFloatList(row.embedding)").splitlines()]
+    assert vectors_variant(variant) is None and vectors_variant("queries/vector_search") is None
 
 
 def test_a_failing_search_variant_falls_back_to_the_exact_scan_or_the_over_fetching_query(

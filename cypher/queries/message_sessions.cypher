@@ -1,6 +1,6 @@
 // Purpose: the session of each of the given messages (the session prior of retrieval).
 // Parameters: $tenant, $ids
-// Columns: id, session_id
+// Columns: sessions (one row: a list of {id, session_id}, one per message found)
 UNWIND $ids AS id
 MATCH (m:Message {tenant: $tenant, id: id})
-RETURN m.id AS id, m.session_id AS session_id
+RETURN collect({id: m.id, session_id: m.session_id}) AS sessions

@@ -51,8 +51,9 @@ STAGES = ("plan", "embed", "vector", "fulltext", "fusion", "time_range", "expans
 """The stages `search` times (one-shot methods; a window list is timed under its own name, e.g.
 ``window3_fulltext``): resolving the plan, embedding the query, each index query (a round
 trip), fusion, the time-range check of a query that names a time (a round trip), the
-neighbours' fetch (a round trip), the learned re-ranking (the messages it reads, a round trip,
-and the model), selection, packing the result; with a sparse model also `SPARSE_STAGES`."""
+neighbours' fetch (a round trip; with the learned re-ranking, the windows of every candidate it
+re-ranks, whose messages it reads), the learned re-ranking (the model), selection, packing the
+result; with a sparse model also `SPARSE_STAGES`."""
 SPARSE_STAGES = ("sparse_embed", "sparse")
 """With a sparse model: encoding the query into word pieces, and the sparse index query (both
 in the pool, beside the query's embedding)."""
@@ -231,19 +232,22 @@ def select_messages(
     budget = plan.budget
     if plan.expand is not None and fused:
         heads = budget if budget is not None else plan.k
-        records: dict[str, Row] = {}
         if plan.ranker is not None:
-            # the ranker reads the messages of all it re-ranks (one light query); only the
-            # heads it puts first bring their windows
+            # one query reads the windows of all it re-ranks (the ranker reads their messages;
+            # the heads it puts first, always among them, keep their windows): one round trip
+            # instead of the messages, then the heads' windows
             depth = plan.ranker.reach(heads)
-            records = {r["id"]: r for r in store.get_messages([f.id for f in fused[:depth]])}
-            fused = rerank(plan.ranker, plan.query, fused, {**lists, **derived}, records, depth)
+            got = store.windows([f.id for f in fused[:depth]], *plan.expand)
+            t = lap(timings, "expansion", t)
+            fused = rerank(plan.ranker, plan.query, fused, {**lists, **derived}, got.records,
+                           depth)
             t = lap(timings, "rerank", t)
-        got = store.windows([f.id for f in fused[:heads]], *plan.expand)
-        t = lap(timings, "expansion", t)
+        else:
+            got = store.windows([f.id for f in fused[:heads]], *plan.expand)
+            t = lap(timings, "expansion", t)
         selected = select_heads(fused, got.windows, budget, plan.k, plan.decay)
         lap(timings, "select", t)
-        return selected, {**records, **got.records}, got.links
+        return selected, got.records, got.links
     nuclei = fused if budget is not None else fused[: plan.k]
     selected = select(nuclei, {}, budget, plan.decay)
     t = lap(timings, "select", t)

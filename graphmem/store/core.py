@@ -160,10 +160,11 @@ def _converted(value: Any, strict: bool) -> Any:
     kind = type(value)
     if kind in _PLAIN:
         return value
+    # a plain item is taken as it is, without a call: a search reads ~1,500 values
     if kind is list:
-        return [_converted(v, strict) for v in value]
+        return [v if type(v) in _PLAIN else _converted(v, strict) for v in value]
     if kind is dict:
-        return {k: _converted(v, strict) for k, v in value.items()}
+        return {k: v if type(v) in _PLAIN else _converted(v, strict) for k, v in value.items()}
     if kind is neo4j.time.DateTime:
         return value.to_native().astimezone(UTC)
     if strict:

@@ -60,8 +60,8 @@ class EpisodeStore(TenantBound):
         return skipped
 
     def get(self, ids: list[str]) -> list[Row]:
-        return [{**r, "e": epoch_times(r["e"])}
-                for r in self._run("queries/episodes/get", ids=ids)]
+        found = self._run("queries/episodes/get", ids=ids)[0]["episodes"]
+        return [{**r, "e": epoch_times(r["e"])} for r in found]
 
     def unextracted(self, owner: str, session_id: str) -> list[Row]:
         return self._run("queries/episodes/unextracted", owner=owner, session_id=session_id)

@@ -87,7 +87,8 @@ class FactStore(TenantBound):
         )[0]
 
     def get(self, ids: list[str]) -> list[Row]:
-        return [{**r, "f": epoch_times(r["f"])} for r in self._run("queries/facts/get", ids=ids)]
+        found = self._run("queries/facts/get", ids=ids)[0]["facts"]
+        return [{**r, "f": epoch_times(r["f"])} for r in found]
 
     def query(self, **params: Any) -> list[Row]:
         return self._run("queries/facts/query", **params)

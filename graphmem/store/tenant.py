@@ -130,7 +130,8 @@ class TenantStore(TenantBound):
         return result
 
     def get_messages(self, ids: list[str]) -> list[Row]:
-        return [epoch_times(r["m"]) for r in self._run("queries/get_messages", ids=ids)]
+        found = self._run("queries/get_messages", ids=ids)[0]["messages"]
+        return [epoch_times(m) for m in found]
 
     def session_messages(
         self, session_id: str, owner: str | None, skip: int, limit: int
@@ -184,19 +185,18 @@ class TenantStore(TenantBound):
 
     def sessions_of(self, ids: list[str]) -> dict[str, str]:
         """Message id -> its session id."""
-        return {r["id"]: r["session_id"]
-                for r in self._run("queries/message_sessions", ids=ids)}
+        found = self._run("queries/message_sessions", ids=ids)[0]["sessions"]
+        return {r["id"]: r["session_id"] for r in found}
 
     def in_time_range(self, ids: list[str], start: datetime, end: datetime) -> set[str]:
-        rows = self._run("queries/in_time_range", ids=ids, start=start, end=end)
-        return {r["id"] for r in rows}
+        return set(self._run("queries/in_time_range", ids=ids, start=start, end=end)[0]["ids"])
 
     def windows(self, ids: list[str], before: int, after: int) -> Windows:
         """Each hit's window along NEXT, the NEXT pairs seen (one step past each end too, so
         that windows that merely touch are known to be consecutive), and the messages read."""
         reach = (before + 1, after + 1)
         name = "queries/windows_near" if max(reach) <= NEAR_REACH else "queries/windows"
-        rows = self._run(name, ids=ids, before=reach[0], after=reach[1])
+        rows = self._run(name, ids=ids, before=reach[0], after=reach[1])[0]["windows"]
         out = Windows()
         for r in rows:
             chain = (*r["earlier"], r["message"], *r["later"])

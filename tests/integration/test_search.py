@@ -67,8 +67,8 @@ def test_expansion_brings_neighbours_in_order(memory: Memory, tenant: str, talk:
 
 def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
                                                  talk: str) -> None:
-    """`queries/windows_near` (a short reach) returns the rows of `queries/windows`, at the
-    ends of the chain too."""
+    """`queries/windows_near` (a short reach) returns the windows of `queries/windows`, at the
+    ends of the chain too, all in one row."""
     store = memory.store.tenant(tenant)
     ids = [f"{talk}-s1-{i}" for i in (0, 1, 4, 8, 9)]
     for before in range(NEAR_REACH + 1):
@@ -76,7 +76,7 @@ def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
             params: dict[str, Any] = {"ids": ids, "before": before, "after": after}
             near = store._run("queries/windows_near", **params)
             assert near == store._run("queries/windows", **params), (before, after)
-            assert len(near) == len(ids)
+            assert len(near) == 1 and len(near[0]["windows"]) == len(ids)
     got = store.windows(ids[2:3], 1, 2)
     assert got.windows[ids[2]] == [f"{talk}-s1-{i}" for i in (3, 4, 5, 6)]
     assert set(got.records) == {f"{talk}-s1-{i}" for i in range(2, 8)}

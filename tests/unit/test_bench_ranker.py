@@ -103,20 +103,14 @@ def test_training_needs_both_kinds_of_candidates() -> None:
 
 
 class FakeStore:
-    """Fusion reads nothing for rrf_expand; the message and windows queries record the ids they
-    were asked."""
+    """Fusion reads nothing for rrf_expand; the windows query records the ids it was asked."""
 
     def __init__(self) -> None:
-        self.read: list[str] = []
         self.asked: list[str] = []
 
     @staticmethod
     def _record(i: str) -> dict[str, str]:
         return {"id": i, "text": "on monday" if i == "m7" else "hi", "speaker": "Bob"}
-
-    def get_messages(self, ids: list[str]) -> list[dict[str, str]]:
-        self.read = list(ids)
-        return [self._record(i) for i in ids]
 
     def windows(self, ids: list[str], before: int, after: int) -> Windows:
         self.asked = list(ids)
@@ -128,6 +122,8 @@ class FakeStore:
 
 
 def test_the_search_re_ranks_its_fused_candidates_before_expansion() -> None:
+    """One query reads the windows of every candidate the ranker re-ranks (it reads their
+    messages); the heads it puts first keep theirs."""
     names = feature_names(LISTS)
     r = Ranker(LISTS, 8, (0.0,) * len(names), (1.0,) * len(names),
                tuple(4.0 if n == "has_time" else 0.0 for n in names), 0.0)
@@ -138,7 +134,6 @@ def test_the_search_re_ranks_its_fused_candidates_before_expansion() -> None:
              "fulltext": []}
     store = FakeStore()
     selected, records, _ = select_messages(store, lists, plan)  # type: ignore[arg-type]
-    assert store.read == [f"m{n}" for n in range(1, 9)]  # the ranker's depth: their messages
-    assert store.asked == ["m7", "m1"]  # the windows of the heads it put first
-    assert [s.id for s in selected] == ["m7", "m1"]
+    assert store.asked == [f"m{n}" for n in range(1, 9)]  # the ranker's depth, in fused order
+    assert [s.id for s in selected] == ["m7", "m1"]  # the heads it put first
     assert "m7" in records

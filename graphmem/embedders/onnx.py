@@ -132,6 +132,8 @@ class OnnxEmbedder:
         if last is not None and last[0] == texts:
             encodings: list[Any] = last[1]
             return encodings
+        if len(texts) == 1:  # a search's query: the batch call hands it to a thread pool,
+            return [self._tokenizer.encode(texts[0])]  # a wait on a busy machine
         fresh: list[Any] = self._tokenizer.encode_batch(texts)
         return fresh
 

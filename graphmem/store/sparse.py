@@ -31,7 +31,7 @@ class SparseStore(TenantBound):
                filters: Filters) -> list[tuple[str, float]]:
         """The owner's best k messages for a sparse query (`embedders.sparse.query_text`)."""
         params = {"owner": owner, "query": query, "k": k, **filters.params()}
-        return ranked_search(self._run, "queries/sparse/search", k, overfetch, params)[0]
+        return ranked_search(self._run_plain, "queries/sparse/search", k, overfetch, params)[0]
 
 
 def pending_owners(store: Store, model: str, limit: int) -> list[tuple[str, str]]:

@@ -59,11 +59,18 @@ class TenantBound:
         self._store = store
         self.tenant = tenant
 
-    def _run(self, name: str, *, write: bool = False, **params: Any) -> list[Row]:
+    def _run(self, name: str, *, write: bool = False, plain: bool = False,
+             **params: Any) -> list[Row]:
+        """``name`` run for this tenant (``plain``: see `Store.run`)."""
         owner = params.get("owner")
         if isinstance(owner, str):
             params["scope"] = scope_token(self.tenant, owner)
-        return self._store.run(name, write=write, tenant=self.tenant, **params)
+        return self._store.run(name, write=write, plain=plain, tenant=self.tenant, **params)
+
+    def _run_plain(self, name: str, **params: Any) -> list[Row]:
+        """A read of plain values only (the search path's: ids, scores, text, times as
+        integers), taken as the driver gives them."""
+        return self._run(name, plain=True, **params)
 
     def sibling(self, kind: type[B]) -> B:
         """Another tenant-bound store of the same tenant (e.g. a `WindowStore`)."""
@@ -130,7 +137,7 @@ class TenantStore(TenantBound):
         return result
 
     def get_messages(self, ids: list[str]) -> list[Row]:
-        found = self._run("queries/get_messages", ids=ids)[0]["messages"]
+        found = self._run_plain("queries/get_messages", ids=ids)[0]["messages"]
         return [epoch_times(m) for m in found]
 
     def session_messages(
@@ -166,10 +173,10 @@ class TenantStore(TenantBound):
         params = {"owner": owner, "vector": vector, **filters.params()}
         if self._store.vector_filters:
             overfetch = min(overfetch, FILTERED_OVERFETCH)
-        hits, exhausted = ranked_search(self._run, "queries/vector_search", k, overfetch,
+        hits, exhausted = ranked_search(self._run_plain, "queries/vector_search", k, overfetch,
                                         params, widen=False)
         if len(hits) < k and not exhausted:
-            rows = self._run("queries/vector_search_exact", k=k, **params)
+            rows = self._run_plain("queries/vector_search_exact", k=k, **params)
             hits = [(r["id"], r["score"]) for r in rows]
         return hits
 
@@ -181,7 +188,8 @@ class TenantStore(TenantBound):
         k. The fetch stays over-fetched without a filter too: Lucene orders hits of equal score
         differently for another limit, and that order is part of the recall measured."""
         params = {"owner": owner, "query": query, "k": k, **filters.params()}
-        return ranked_search(self._run, "queries/fulltext_search", k, overfetch, params)[0]
+        return ranked_search(self._run_plain, "queries/fulltext_search", k, overfetch,
+                             params)[0]
 
     def sessions_of(self, ids: list[str]) -> dict[str, str]:
         """Message id -> its session id."""
@@ -196,7 +204,7 @@ class TenantStore(TenantBound):
         that windows that merely touch are known to be consecutive), and the messages read."""
         reach = (before + 1, after + 1)
         name = "queries/windows_near" if max(reach) <= NEAR_REACH else "queries/windows"
-        rows = self._run(name, ids=ids, before=reach[0], after=reach[1])[0]["windows"]
+        rows = self._run_plain(name, ids=ids, before=reach[0], after=reach[1])[0]["windows"]
         out = Windows()
         for r in rows:
             chain = (*r["earlier"], r["message"], *r["later"])

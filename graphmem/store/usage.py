@@ -36,11 +36,12 @@ class UsageStore:
         by reason) to its day's row."""
         at = (at or datetime.now(UTC)).astimezone(UTC)
         dropped = summary.get("dropped", {})
+        counts: dict[str, Any] = {f"dropped_{r}": int(dropped.get(r, 0)) for r in DROP_REASONS}
         self._store.run(
             "queries/llm_usage/record_extraction", write=True, tenant=tenant, day=at.date(),
             at=at, operation=operation, model=model, proposed=int(summary.get("proposed", 0)),
             kept=int(summary.get("kept", 0)),
-            **{f"dropped_{r}": int(dropped.get(r, 0)) for r in DROP_REASONS},
+            **counts,
         )
 
     def list(self, tenant: str, since: date | None = None, until: date | None = None) -> list[Row]:

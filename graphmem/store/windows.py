@@ -56,8 +56,8 @@ class WindowStore(TenantBound):
         args = {"owner": owner, "size": size, **filters.params(), **params}
         if index == "vector":
             overfetch = self._vector_overfetch(overfetch, filters != Filters())
-        rows, exhausted = ranked_rows(self._run, f"queries/turn_windows/{index}_search", k,
-                                      overfetch, args, widen=index != "vector")
+        rows, exhausted = ranked_rows(self._run_plain, f"queries/turn_windows/{index}_search",
+                                      k, overfetch, args, widen=index != "vector")
         if index == "vector" and len(rows) < k and not exhausted:
-            rows = self._run("queries/turn_windows/vector_search_exact", k=k, **args)
+            rows = self._run_plain("queries/turn_windows/vector_search_exact", k=k, **args)
         return rows

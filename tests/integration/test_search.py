@@ -82,6 +82,31 @@ def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
     assert set(got.records) == {f"{talk}-s1-{i}" for i in range(2, 8)}
 
 
+def test_the_plain_reads_of_search_return_what_the_converted_reads_return(
+        memory: Memory, tenant: str, talk: str) -> None:
+    """The search path's reads taken as the driver gives them (``plain``) are the rows the
+    date-time conversion gives: nothing they return is a date-time."""
+    store = memory.store.tenant(tenant)
+    ids = [f"{talk}-s1-{i}" for i in (0, 4, 9)]
+    vector = memory.embedder.embed(["hiking in the Alps"])[0]
+    filters = {"session_id": None, "time_from": None, "time_to": None}
+    reads: list[tuple[str, dict[str, Any]]] = [
+        ("queries/get_messages", {"ids": ids}),
+        ("queries/windows_near", {"ids": ids, "before": 2, "after": 3}),
+        ("queries/windows", {"ids": ids, "before": 5, "after": 5}),
+        ("queries/vector_search", {"owner": talk, "vector": vector, "fetch": 20, "k": 5,
+                                   **filters}),
+        ("queries/vector_search_exact", {"owner": talk, "vector": vector, "k": 5, **filters}),
+        ("queries/fulltext_search", {"owner": talk, "query": "hiking", "fetch": 20, "k": 5,
+                                     **filters}),
+    ]
+    for name, params in reads:
+        plain = store._run(name, plain=True, **params)
+        assert plain == store._run(name, **params), name
+        assert plain and plain[0], name
+    assert store.get_messages(ids[:1])[0]["timestamp"].tzinfo is not None
+
+
 def test_budget_limits_returned_messages(memory: Memory, tenant: str, talk: str) -> None:
     for budget in (1, 3, 7):
         res = _search(memory, tenant, query="weekend hiking cello", owner=talk,

@@ -148,9 +148,10 @@ def test_a_query_vector_sent_as_a_vector_value_reads_the_same(memory: Memory,
     execute = store._execute  # what run() sends on, after its conversions
     sent: list[Any] = []
 
-    def recorded(name: str, write: bool, p: dict[str, Any]) -> list[dict[str, Any]]:
+    def recorded(name: str, write: bool, p: dict[str, Any],
+                 plain: bool = False) -> list[dict[str, Any]]:
         sent.append(p["vector"])
-        return execute(name, write, p)
+        return execute(name, write, p, plain)
 
     for name in names:
         if name.endswith(".search") and not store.vector_filters:
@@ -257,10 +258,11 @@ def test_a_failed_search_is_answered_by_the_exact_scan(memory: Memory, tenant: s
     windows = WindowStore(memory.store, tenant)
     execute = memory.store._execute
 
-    def failing(name: str, write: bool, params: dict[str, Any]) -> list[dict[str, Any]]:
+    def failing(name: str, write: bool, params: dict[str, Any],
+                plain: bool = False) -> list[dict[str, Any]]:
         if name.endswith(".search"):
             raise DatabaseError("Index 33554375 out of bounds for length 31")
-        return execute(name, write, params)
+        return execute(name, write, params, plain)
 
     counted = metrics.SEARCH_FALLBACKS.labels("queries/turn_windows/vector_search.search")
     for text in ("a cat from the animal shelter", "music and instruments"):

@@ -25,7 +25,7 @@ from graphmem.retrieval.fusion import Fused
 from graphmem.retrieval.plan import resolve
 from graphmem.retrieval.rerank import Ranker, feature_names, features
 from graphmem.retrieval.retrievers import Candidate
-from graphmem.retrieval.search import select_messages
+from graphmem.retrieval.search import SHARED_READ, select_messages
 from graphmem.store.tenant import Windows
 
 LISTS = ("vector", "fulltext")
@@ -103,14 +103,20 @@ def test_training_needs_both_kinds_of_candidates() -> None:
 
 
 class FakeStore:
-    """Fusion reads nothing for rrf_expand; the windows query records the ids it was asked."""
+    """Fusion reads nothing for rrf_expand; the message and windows queries record the ids they
+    were asked."""
 
     def __init__(self) -> None:
+        self.read: list[str] = []
         self.asked: list[str] = []
 
     @staticmethod
     def _record(i: str) -> dict[str, str]:
         return {"id": i, "text": "on monday" if i == "m7" else "hi", "speaker": "Bob"}
+
+    def get_messages(self, ids: list[str]) -> list[dict[str, str]]:
+        self.read = list(ids)
+        return [self._record(i) for i in ids]
 
     def windows(self, ids: list[str], before: int, after: int) -> Windows:
         self.asked = list(ids)
@@ -121,19 +127,25 @@ class FakeStore:
         return out
 
 
-def test_the_search_re_ranks_its_fused_candidates_before_expansion() -> None:
-    """One query reads the windows of every candidate the ranker re-ranks (it reads their
-    messages); the heads it puts first keep theirs."""
+@pytest.mark.parametrize("depth", [8, 20])
+def test_the_search_re_ranks_its_fused_candidates_before_expansion(depth: int) -> None:
+    """The ranker reads the messages of every candidate it re-ranks; the heads it puts first
+    bring their windows. A few more candidates than heads: one query reads all their windows
+    (`SHARED_READ`); many more: their messages, then the heads' windows."""
     names = feature_names(LISTS)
-    r = Ranker(LISTS, 8, (0.0,) * len(names), (1.0,) * len(names),
+    r = Ranker(LISTS, depth, (0.0,) * len(names), (1.0,) * len(names),
                tuple(4.0 if n == "has_time" else 0.0 for n in names), 0.0)
     plan = resolve(SearchRequest(query="q", owner="o", method="rrf_expand", max_messages=2),
                    RetrievalSettings(), T0)
     plan = type(plan)(**{**plan.__dict__, "ranker": r, "time_hint": "off"})
-    lists = {"vector": [Candidate(f"m{n}", "vector", n, 1.0) for n in range(1, 11)],
+    lists = {"vector": [Candidate(f"m{n}", "vector", n, 1.0) for n in range(1, 31)],
              "fulltext": []}
     store = FakeStore()
     selected, records, _ = select_messages(store, lists, plan)  # type: ignore[arg-type]
-    assert store.asked == [f"m{n}" for n in range(1, 9)]  # the ranker's depth, in fused order
+    re_ranked = [f"m{n}" for n in range(1, depth + 1)]  # the ranker's depth, in fused order
+    if depth - 2 <= SHARED_READ:
+        assert store.read == [] and store.asked == re_ranked
+    else:
+        assert store.read == re_ranked and store.asked == ["m7", "m1"]
     assert [s.id for s in selected] == ["m7", "m1"]  # the heads it put first
     assert "m7" in records

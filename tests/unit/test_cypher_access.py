@@ -3,7 +3,7 @@
 A `neo4j://` routing URI sends a read transaction to a follower, which refuses a write; a write
 transaction always goes to the leader, so a read run as a write only loads it. This lint finds
 every place in `graphmem/` that runs a named query (``run("queries/...", write=...)``, a
-tenant store's ``_run``, ``ranked_search`` / ``ranked_rows``, which read) and checks the
+tenant store's ``_run``; ``_run_plain``, ``ranked_search`` / ``ranked_rows``, which read) and checks the
 ``write=`` flag against the query's text: a query with a write clause (CREATE, MERGE, SET,
 DELETE, REMOVE, a writing procedure) must be run with ``write=True``, a read-only one without.
 A name built from an f-string (``f"audit/{name}"``) stands for every file it can name.
@@ -29,8 +29,9 @@ RUNNERS = {"run", "_run"}
 """Methods that take a query name first and a ``write=`` flag (`Store.run`, `TenantBound._run`)."""
 FOLDERS = tuple(sorted({n.split("/")[0] + "/" for n in NAMES}))
 """A string names a query when it starts with a folder of cypher/ (``queries/``, ``audit/``)."""
-READERS = {"ranked_search": 1, "ranked_rows": 1}
-"""Functions that read with the query name at this argument position."""
+READERS = {"ranked_search": 1, "ranked_rows": 1, "_run_plain": 0}
+"""Functions that read with the query name at this argument position (`TenantBound._run_plain`
+runs a read of plain values)."""
 
 _WRITE = re.compile(
     r"(?<![\w.$`])(?:CREATE|MERGE|SET|DELETE|REMOVE)(?![\w`])"

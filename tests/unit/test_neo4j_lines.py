@@ -211,7 +211,8 @@ def test_a_failing_search_variant_falls_back_to_the_exact_scan_or_the_over_fetch
     store._version = "2026.08.1"
     ran: list[tuple[str, object]] = []
 
-    def execute(name: str, write: bool, params: dict[str, object]) -> list[dict[str, object]]:
+    def execute(name: str, write: bool, params: dict[str, object],
+                plain: bool = False) -> list[dict[str, object]]:
         ran.append((name, params.get("k")))
         if name.endswith(".search"):
             raise DatabaseError("Index 33554375 out of bounds for length 31")

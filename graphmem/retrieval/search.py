@@ -38,7 +38,7 @@ from graphmem.retrieval.retrievers import (
     index_of,
 )
 from graphmem.retrieval.settings import RetrievalSettings
-from graphmem.store import Filters, TenantStore
+from graphmem.store import Filters, TenantStore, Windows
 from graphmem.store.core import Row
 from graphmem.store.entities import EntityStore
 from graphmem.store.episodes import EpisodeStore
@@ -239,23 +239,22 @@ def select_messages(
     budget = plan.budget
     if plan.expand is not None and fused:
         heads = budget if budget is not None else plan.k
-        depth = plan.ranker.reach(heads) if plan.ranker is not None else heads
+        ranker = plan.ranker
+        depth = ranker.reach(heads) if ranker is not None else heads
         records: dict[str, Row] = {}
-        if plan.ranker is not None and depth - heads <= SHARED_READ:
-            # one query: the windows of every candidate re-ranked (the ranker reads their
-            # messages; the heads it puts first are among them and keep their windows)
+        got: Windows | None = None
+        if ranker is not None and depth - heads <= SHARED_READ:
+            # one query: the windows of every candidate re-ranked, whose messages the ranker
+            # reads (the heads it puts first are among them and keep their windows)
             got = store.windows([f.id for f in fused[:depth]], *plan.expand)
             t = lap(timings, "expansion", t)
-            fused = rerank(plan.ranker, plan.query, fused, {**lists, **derived}, got.records,
-                           depth)
+            records = got.records
+        elif ranker is not None:  # their messages, then only the heads' windows
+            records = {r["id"]: r for r in store.get_messages([f.id for f in fused[:depth]])}
+        if ranker is not None:
+            fused = rerank(ranker, plan.query, fused, {**lists, **derived}, records, depth)
             t = lap(timings, "rerank", t)
-        else:
-            if plan.ranker is not None:
-                # the messages of every candidate re-ranked, then only the heads' windows
-                records = {r["id"]: r for r in store.get_messages([f.id for f in fused[:depth]])}
-                fused = rerank(plan.ranker, plan.query, fused, {**lists, **derived}, records,
-                               depth)
-                t = lap(timings, "rerank", t)
+        if got is None:
             got = store.windows([f.id for f in fused[:heads]], *plan.expand)
             t = lap(timings, "expansion", t)
         selected = select_heads(fused, got.windows, budget, plan.k, plan.decay)

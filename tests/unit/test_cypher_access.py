@@ -3,9 +3,10 @@
 A `neo4j://` routing URI sends a read transaction to a follower, which refuses a write; a write
 transaction always goes to the leader, so a read run as a write only loads it. This lint finds
 every place in `graphmem/` that runs a named query (``run("queries/...", write=...)``, a
-tenant store's ``_run``; ``_run_plain``, ``ranked_search`` / ``ranked_rows``, which read) and checks the
-``write=`` flag against the query's text: a query with a write clause (CREATE, MERGE, SET,
-DELETE, REMOVE, a writing procedure) must be run with ``write=True``, a read-only one without.
+tenant store's ``_run``; ``_run_plain``, ``ranked_search`` / ``ranked_rows``, which read) and
+checks the ``write=`` flag against the query's text: a query with a write clause (CREATE, MERGE,
+SET, DELETE, REMOVE, a writing procedure) must be run with ``write=True``, a read-only one
+without.
 A name built from an f-string (``f"audit/{name}"``) stands for every file it can name.
 Queries run inside ``write_tx`` (``tx.run(cypher.load(...))``) are in a write transaction by
 construction and are not checked.

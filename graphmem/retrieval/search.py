@@ -241,25 +241,25 @@ def select_messages(
         heads = budget if budget is not None else plan.k
         ranker = plan.ranker
         depth = ranker.reach(heads) if ranker is not None else heads
-        records: dict[str, Row] = {}
+        apart: dict[str, Row] = {}  # the re-ranked candidates' messages, when read on their own
         got: Windows | None = None
         if ranker is not None and depth - heads <= SHARED_READ:
             # one query: the windows of every candidate re-ranked, whose messages the ranker
             # reads (the heads it puts first are among them and keep their windows)
             got = store.windows([f.id for f in fused[:depth]], *plan.expand)
             t = lap(timings, "expansion", t)
-            records = got.records
         elif ranker is not None:  # their messages, then only the heads' windows
-            records = {r["id"]: r for r in store.get_messages([f.id for f in fused[:depth]])}
+            apart = {r["id"]: r for r in store.get_messages([f.id for f in fused[:depth]])}
         if ranker is not None:
-            fused = rerank(ranker, plan.query, fused, {**lists, **derived}, records, depth)
+            read = got.records if got is not None else apart
+            fused = rerank(ranker, plan.query, fused, {**lists, **derived}, read, depth)
             t = lap(timings, "rerank", t)
         if got is None:
             got = store.windows([f.id for f in fused[:heads]], *plan.expand)
             t = lap(timings, "expansion", t)
         selected = select_heads(fused, got.windows, budget, plan.k, plan.decay)
         lap(timings, "select", t)
-        return selected, {**records, **got.records}, got.links
+        return selected, {**apart, **got.records}, got.links
     nuclei = fused if budget is not None else fused[: plan.k]
     selected = select(nuclei, {}, budget, plan.decay)
     t = lap(timings, "select", t)

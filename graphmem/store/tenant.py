@@ -193,11 +193,12 @@ class TenantStore(TenantBound):
 
     def sessions_of(self, ids: list[str]) -> dict[str, str]:
         """Message id -> its session id."""
-        found = self._run("queries/message_sessions", ids=ids)[0]["sessions"]
+        found = self._run_plain("queries/message_sessions", ids=ids)[0]["sessions"]
         return {r["id"]: r["session_id"] for r in found}
 
     def in_time_range(self, ids: list[str], start: datetime, end: datetime) -> set[str]:
-        return set(self._run("queries/in_time_range", ids=ids, start=start, end=end)[0]["ids"])
+        rows = self._run_plain("queries/in_time_range", ids=ids, start=start, end=end)
+        return set(rows[0]["ids"])
 
     def windows(self, ids: list[str], before: int, after: int) -> Windows:
         """Each hit's window along NEXT, the NEXT pairs seen (one step past each end too, so

@@ -4,8 +4,9 @@ reason. Pure (the embedding of the intent is added by the service)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -30,11 +31,45 @@ _ENTITY = re.compile(r"[A-Za-z0-9_]*\d[A-Za-z0-9_]*|\b[A-Za-z]+_[A-Za-z0-9_]+|\b
 MAX_ENTITIES = 100
 
 
-def entities(texts: Sequence[str]) -> list[str]:
-    """The things a request names: tokens with digits or underscores (ids, dates, amounts) and
-    three-letter codes, lower-cased, sorted, at most `MAX_ENTITIES`."""
+MAX_VALUE_CHARS = 64
+"""A longer argument value is free text (a reason, a summary), not a thing a case acted on."""
+
+
+def entities(texts: Sequence[str], values: Iterable[str] = ()) -> list[str]:
+    """The things a case is about: the tokens its request names with digits or underscores
+    (ids, dates, amounts) and three-letter codes, and ``values`` (`written_values`), lower-cased,
+    sorted, at most `MAX_ENTITIES`."""
     found = {t.lower() for text in texts for t in _ENTITY.findall(text) if len(t) > 1}
-    return sorted(found)[:MAX_ENTITIES]
+    return sorted(found | set(values))[:MAX_ENTITIES]
+
+
+def written_values(steps: Sequence[Step]) -> list[str]:
+    """The values the case's state-changing calls passed (a booking, flights, dates, a payment
+    method, a cabin), lower-cased: two attempts at one request change the same things, while
+    two requests of one customer about one booking (keep it, or move it to another airport)
+    differ there. Booleans, nulls, one-character values and free text (over
+    `MAX_VALUE_CHARS`) left out."""
+    found: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, str | int | float) and not isinstance(value, bool):
+            text = str(value).strip().lower()
+            if 1 < len(text) <= MAX_VALUE_CHARS:
+                found.add(text)
+
+    for s in steps:
+        if s.kind == "tool_call" and s.writes and s.arguments:
+            try:
+                walk(json.loads(s.arguments))
+            except ValueError:
+                continue
+    return sorted(found)
 
 
 def actions_of(steps: Sequence[Step]) -> list[Action]:
@@ -121,4 +156,4 @@ def draft(trace_id: str, task: str | None, stretch: Sequence[Step], outcome: Out
     times = [s.at for s in stretch if s.at is not None]
     return CaseDraft(case_id(trace_id, first), intent, request, actions_of(stretch),
                      min(times) if times else started_at, quality(stretch, outcome),
-                     [s.index for s in stretch], entities(users))
+                     [s.index for s in stretch], entities(users, written_values(stretch)))

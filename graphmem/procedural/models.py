@@ -141,7 +141,8 @@ class Case(BaseModel):
     request: str = Field(description="every user turn of the stretch, joined")
     actions: list[Action]
     writes: list[str] = Field(description="the tools called that change state, in order")
-    entities: list[str] = Field(default_factory=list, description="ids, codes, numbers named")
+    entities: list[str] = Field(default_factory=list,
+                                description="ids, codes, numbers named, and values written")
     outcome: Outcome
     conditions: dict[str, Scalar] = Field(default_factory=dict)
     occurred_at: datetime

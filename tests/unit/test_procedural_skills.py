@@ -9,7 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.procedural import skills as sk
-from graphmem.procedural.cases import draft, entities, normalise_request, quality
+from graphmem.procedural.cases import (
+    draft,
+    entities,
+    normalise_request,
+    quality,
+    written_values,
+)
 from graphmem.procedural.clustering import (
     Point,
     adjusted_rand_index,
@@ -53,6 +59,22 @@ def test_draft_takes_the_first_request_and_the_actions() -> None:
     assert d.intent == "cancel booking ABC123" and d.writes == ["cancel_booking"]
     assert d.occurred_at == T0 and d.step_indices == [0, 1, 2] and "abc123" in d.entities
     assert draft("tr-1", "Cancel it", steps, "success", T0).intent == "Cancel it"
+
+
+def test_written_values_are_what_the_writes_passed() -> None:
+    reason = "the customer changed plans " * 4
+    steps = [Step(index=0, kind="user", text="move my flight"),
+             Step(index=1, kind="tool_call", tool="get_reservation", writes=False,
+                  arguments='{"reservation_id": "READ1"}'),
+             Step(index=2, kind="tool_call", tool="update_flights", writes=True,
+                  arguments='{"reservation_id": "ABC123", "flights": [{"flight": "HAT041", '
+                            '"date": "2024-05-21"}], "cabin": "economy", "bags": 1, '
+                            f'"paid": 2.5, "refund": true, "note": null, "reason": "{reason}"}}'),
+             Step(index=3, kind="tool_call", tool="cancel_x", writes=True, arguments="not json")]
+    assert written_values(steps) == ["2.5", "2024-05-21", "abc123", "economy", "hat041"]
+    d = draft("tr-1", None, steps, "success", T0)
+    assert {"abc123", "hat041", "economy"} <= set(d.entities) and "read1" not in d.entities
+    assert entities(["flight HAT136"], ["economy"]) == ["economy", "hat136"]
 
 
 @given(tokens, tokens)

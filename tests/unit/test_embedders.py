@@ -92,6 +92,17 @@ def test_padding_does_not_move_a_vector() -> None:
     assert np.dot(alone, batched) > 0.99999
 
 
+def test_batches_side_by_side_give_the_vectors_of_batches_in_turn() -> None:
+    e = _load("e5-small-v2", quantize=True)  # int8: a batch's make-up moves its vectors
+    texts = [f"{DOCS[i % 4]} ({'and more words ' * (i % 7)}{i})" for i in range(75)]
+    e._batch_size = 16  # 5 batches, the last one short (a model of its own: nothing shared)
+    e._workers = 2
+    side_by_side = e.embed(texts)
+    e._workers = 1
+    in_turn = e.embed(texts)
+    assert np.abs(np.array(side_by_side) - np.array(in_turn)).max() < 1e-6
+
+
 def test_tokens_are_counted_with_the_prefix_up_to_the_window() -> None:
     e = _load("e5-small-v2", quantize=True)
     short, long = e.count_tokens(["hello there", "word " * 1000])

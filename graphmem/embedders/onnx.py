@@ -89,7 +89,7 @@ class OnnxEmbedder:
         # while a batch of stored texts is being embedded. The batches of a call of several
         # run on it too, side by side (`_encode`)
         self._one_thread = ort.InferenceSession(str(model), ort_options(threads=1),
-                                                   providers=["CPUExecutionProvider"])
+                                                providers=["CPUExecutionProvider"])
         self._workers = max(1, min(4, len(os.sched_getaffinity(0))
                                    if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
         self._pool: ThreadPoolExecutor | None = None

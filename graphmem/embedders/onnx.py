@@ -169,21 +169,20 @@ class OnnxEmbedder:
         def run(session: Any, chunk: list[int]) -> None:
             out[chunk] = self._run(session, [encodings[i].ids for i in chunk])
 
-        if query:
+        if query:  # on one thread, never waiting for a batch of stored texts
             for chunk in chunks:
                 run(self._one_thread, chunk)
-        else:
+        elif len(chunks) == 1 or self._workers == 1:  # one batch: its operators over the cores
             with self._lock:
-                if len(chunks) == 1 or self._workers == 1:
-                    for chunk in chunks:  # one batch: its operators spread over the cores
-                        run(self._session, chunk)
-                else:
-                    # several batches: side by side, each on one thread (the same batches, so
-                    # the same vectors). Small matrices split across threads cost their
-                    # synchronisation: LoCoMo dev's 8,277 sentences took 7.7-8.2 s and 15-16 s
-                    # of CPU this way, 9.6-11.8 s and 17-21 s of CPU with two threads per batch
-                    pool = self._batch_pool()
-                    list(pool.map(lambda c: run(self._one_thread, c), chunks))
+                for chunk in chunks:
+                    run(self._session, chunk)
+        else:
+            # several batches: side by side, each on one thread (the same batches, so the same
+            # vectors). Small matrices split across threads cost their synchronisation: LoCoMo
+            # dev's 8,277 sentences took 7.7-8.2 s and 15-16 s of CPU this way, 9.6-11.8 s and
+            # 17-21 s of CPU with two threads per batch
+            with self._lock:
+                list(self._batch_pool().map(lambda c: run(self._one_thread, c), chunks))
         rows: list[list[float]] = out.tolist()
         return rows
 

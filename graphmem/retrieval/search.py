@@ -239,20 +239,20 @@ def select_messages(
     budget = plan.budget
     if plan.expand is not None and fused:
         heads = budget if budget is not None else plan.k
-        ranker = plan.ranker
-        depth = ranker.reach(heads) if ranker is not None else heads
         apart: dict[str, Row] = {}  # the re-ranked candidates' messages, when read on their own
         got: Windows | None = None
-        if ranker is not None and depth - heads <= SHARED_READ:
-            # one query: the windows of every candidate re-ranked, whose messages the ranker
-            # reads (the heads it puts first are among them and keep their windows)
-            got = store.windows([f.id for f in fused[:depth]], *plan.expand)
-            t = lap(timings, "expansion", t)
-        elif ranker is not None:  # their messages, then only the heads' windows
-            apart = {r["id"]: r for r in store.get_messages([f.id for f in fused[:depth]])}
-        if ranker is not None:
-            read = got.records if got is not None else apart
-            fused = rerank(ranker, plan.query, fused, {**lists, **derived}, read, depth)
+        if plan.ranker is not None:
+            depth = plan.ranker.reach(heads)
+            ids = [f.id for f in fused[:depth]]
+            if depth - heads <= SHARED_READ:
+                # one query: the windows of every candidate re-ranked, whose messages the
+                # ranker reads (the heads it puts first are among them and keep their windows)
+                got = store.windows(ids, *plan.expand)
+                t = lap(timings, "expansion", t)
+                read = got.records
+            else:  # their messages, then only the heads' windows
+                read = apart = {r["id"]: r for r in store.get_messages(ids)}
+            fused = rerank(plan.ranker, plan.query, fused, {**lists, **derived}, read, depth)
             t = lap(timings, "rerank", t)
         if got is None:
             got = store.windows([f.id for f in fused[:heads]], *plan.expand)

@@ -17,11 +17,14 @@ from graphmem.procedural.cases import (
     written_values,
 )
 from graphmem.procedural.clustering import (
+    EDGE_AT,
+    NEAREST_AT,
     Point,
     adjusted_rand_index,
     cluster,
     collapse,
     lcs,
+    similarity,
 )
 from graphmem.procedural.models import Action, Step
 
@@ -99,6 +102,16 @@ def test_clusters_are_deterministic_and_group_alike_cases() -> None:
     first = cluster(pts)
     assert first == cluster(list(reversed(pts)))
     assert sorted(first) == [["c0", "c1", "c2"], ["c3", "c4", "c5"]]
+
+
+def test_a_stray_joins_its_nearest_case_when_similar_enough() -> None:
+    group = [Point(f"c{i}", [1.0, 0.0], ["get", "cancel"], ["cancel"]) for i in range(3)]
+    stray = Point("stray", [0.45, (1 - 0.45**2) ** 0.5], ["search", "book"], ["book"])
+    far = Point("far", [-1.0, 0.0], ["think"], [])
+    assert EDGE_AT > similarity(stray, group[0]) > NEAREST_AT  # 0.7 * 0.45, no action in common
+    assert sorted(cluster([*group, stray, far])) == [["c0", "c1", "c2", "stray"], ["far"]]
+    assert sorted(cluster([*group, stray, far], nearest_at=1.0)) == [
+        ["c0", "c1", "c2"], ["far"], ["stray"]]
 
 
 def test_consensus_keeps_the_majority_steps_in_order_with_common_keys() -> None:

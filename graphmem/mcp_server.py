@@ -44,6 +44,19 @@ from graphmem.models import (
     Units,
     UtcDatetime,
 )
+from graphmem.procedural.models import (
+    CaseDetail,
+    OutcomeIn,
+    OutcomeReport,
+    SkillDetail,
+    SkillSearch,
+    SkillSearchResult,
+    TraceBatch,
+    TraceIn,
+    TraceReport,
+)
+from graphmem.procedural.models import Outcome as RunOutcome
+from graphmem.procedural.models import Units as SkillUnits
 from graphmem.tenant_memory import TenantMemory
 
 if TYPE_CHECKING:
@@ -62,8 +75,11 @@ are kept forever, verbatim. Before answering about the past, call get_context (a
 summary of the relevant turns) or search_memory (the hits themselves). Facts that change over time
 (where someone lives, a project's status) go in with record_facts and come back with query_facts:
 a newer fact supersedes the older one without deleting it, so as_of (when it was true) and
-known_at (what was believed then) can look back. Every timestamp needs an offset, e.g.
-2026-03-12T14:05:00+01:00 or 2026-03-12T13:05:00Z."""
+known_at (what was believed then) can look back. An agent's own runs (its chat messages with
+tool calls and results, and how each ended) go in with add_traces; graphmem turns them into
+cases and, from the successful ones, skills: before a task, search_skills finds a method that
+worked for similar requests, with the runs for and against it. Every timestamp needs an offset,
+e.g. 2026-03-12T14:05:00+01:00 or 2026-03-12T13:05:00Z."""
 
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 READ = ToolAnnotations(read_only_hint=True)
@@ -224,6 +240,73 @@ def build_server(scope: Scope) -> MCPServer[Any]:
         (+ valid_from, sources). Old values are closed, never erased."""
         with tool_errors():
             return scope(ctx).profile.apply(ops)
+
+    @server.tool(annotations=WRITE)
+    def add_traces(traces: list[TraceIn], ctx: Ctx) -> TraceReport:
+        """Store runs (traces) of an agent, at most 100 per call: each {owner, started_at,
+        messages, outcome} plus optional id, agent, session_id, task, score, detail, conditions.
+        messages are the run's chat messages as they are (OpenAI format: user and assistant
+        turns, assistant tool_calls, tool results with tool_call_id); outcome is success,
+        failure, partial or unknown. The same run sent again is stored once; a batch is written
+        whole or not at all. Cases and skills form from the runs in the background. Returns the
+        trace ids."""
+        with tool_errors():
+            batch = TraceBatch.model_validate({"traces": traces})
+            return scope(ctx).traces.ingest(batch.traces)
+
+    @server.tool(annotations=WRITE)
+    def set_outcome(
+        trace_id: str, outcome: RunOutcome, ctx: Ctx,
+        score: Annotated[float | None, Field(description="e.g. a reward")] = None,
+        detail: Annotated[str | None, Field(description="What happened")] = None,
+    ) -> OutcomeReport:
+        """Record how a stored run ended, when it is known only later (success, failure,
+        partial, unknown); the skills it counts for or against are formed again. Returns the
+        outcome now and before."""
+        with tool_errors():
+            body = OutcomeIn.model_validate({"outcome": outcome, "score": score,
+                                             "detail": detail})
+            row = scope(ctx).traces.set_outcome(trace_id, body)
+            return OutcomeReport(id=row["id"], outcome=row["outcome"],
+                                 previous=row["previous"])
+
+    @server.tool(annotations=READ)
+    def search_skills(
+        query: str, owner: Owner, ctx: Ctx,
+        units: Annotated[SkillUnits, Field(description="skills (methods) or cases (runs)")]
+        = "skills",
+        k: Annotated[int, Field(description="How many (1-100)")] = 3,
+        cases_per_skill: Annotated[int, Field(description="Supporting runs per skill (0-20)")]
+        = 2,
+        as_of: When = None,
+    ) -> SkillSearchResult:
+        """Methods learned from the owner's earlier runs that fit a request (e.g. the task a
+        user just asked for): each skill with its ordered steps (tools, the argument keys that
+        matter, which ones change state), when to use it, pitfalls seen in failed runs, how
+        often it succeeded and failed, and its best supporting runs. A skill is evidence under
+        the conditions observed, not a guarantee. units=cases returns single runs instead."""
+        with tool_errors():
+            req = SkillSearch.model_validate({
+                "query": query, "owner": owner, "units": units, "k": k,
+                "cases_per_skill": cases_per_skill, "as_of": as_of})
+            return scope(ctx).skills.search(req)
+
+    @server.tool(annotations=READ)
+    def get_skill(
+        skill_id: str, ctx: Ctx, as_of: When = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="Runs listed per side")] = 20,
+    ) -> SkillDetail:
+        """A skill with its evidence: the runs that support it and the failed runs against it.
+        as_of: the version of the skill valid then (skills are revised, never overwritten)."""
+        with tool_errors():
+            return scope(ctx).skills.get(skill_id, limit, as_of)
+
+    @server.tool(annotations=READ)
+    def get_case(case_id: str, ctx: Ctx) -> CaseDetail:
+        """One case (a task within a run): its request, actions, outcome and quality, its skill,
+        and the steps of the run it was taken from."""
+        with tool_errors():
+            return scope(ctx).cases.get(case_id)
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
     def forget_owner(owner: Owner, ctx: Ctx) -> DeleteReport:

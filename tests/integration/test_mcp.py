@@ -27,12 +27,13 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.service import Memory
+from graphmem.worker import Worker
 from tests.integration.conftest import KEYS
 from tests.integration.helpers import msg, owner
 
 TOOLS = {"add_messages", "search_memory", "get_context", "get_session_messages", "record_facts",
          "query_facts", "fact_history", "get_profile", "update_profile", "forget_owner",
-         "run_audit_query"}
+         "run_audit_query", "add_traces", "set_outcome", "search_skills", "get_skill", "get_case"}
 
 
 def _free_port() -> int:
@@ -206,6 +207,99 @@ def test_http_errors_are_tool_errors(mcp_url: str, memory: Memory) -> None:
     # nothing of the refused writes was stored
     assert memory.for_tenant("tenant-a").facts.query(who) == []
     assert memory.for_tenant("tenant-a").messages.session("s1", who) == []
+
+
+def _run(who: str, n: int, outcome: str, tools: list[str]) -> dict[str, Any]:
+    """An agent's run in OpenAI chat format: a request, one tool call and result per tool."""
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Please cancel my last order, I am user u_7"}]
+    for i, tool in enumerate(tools):
+        cid = f"c{n}-{i}"
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function",
+             "function": {"name": tool, "arguments": json.dumps({"order_id": f"#{n}"})}}]})
+        messages.append({"role": "tool", "tool_call_id": cid, "name": tool, "content": "{}"})
+    return {"owner": who, "started_at": f"2026-03-{10 + n:02d}T12:00:00Z",
+            "messages": messages, "outcome": outcome}
+
+
+def test_http_procedural_tools(mcp_url: str, memory: Memory) -> None:
+    """Runs in, formation (the worker's jobs), then skills and cases out, an outcome reported
+    later; bad input and unknown ids are tool errors; another tenant sees nothing."""
+    who = owner()
+    runs = [_run(who, 1, "success", ["get_order", "cancel_order"]),
+            _run(who, 2, "success", ["get_order", "cancel_order"]),
+            _run(who, 3, "failure", ["get_order", "refund_order"])]
+
+    async def write(client: Client) -> dict[str, Any]:
+        return {
+            "added": data(await client.call_tool("add_traces", {"traces": runs})),
+            "again": data(await client.call_tool("add_traces", {"traces": runs[:1]})),
+            "bad": await client.call_tool("add_traces", {"traces": [
+                {**runs[0], "outcome": "great"}]}),
+            "none": await client.call_tool("add_traces", {"traces": []}),
+        }
+
+    w = over_http(mcp_url, "key-a", write)
+    assert w["added"]["created"] == 3
+    assert w["again"] == {"ids": w["added"]["ids"][:1], "created": 0, "duplicates": 1}
+    assert "traces.0.outcome" in error_text(w["bad"])
+    assert "traces" in error_text(w["none"])
+    worker = Worker(memory, tenant="tenant-a", poll_s=0.05, lease_s=30, prune=False)
+    while worker.run_once():
+        pass
+
+    async def read(client: Client) -> dict[str, Any]:
+        found = data(await client.call_tool("search_skills", {
+            "query": "cancel an order", "owner": who, "k": 1}))
+        skill_id = found["skills"][0]["id"]
+        cases = data(await client.call_tool("search_skills", {
+            "query": "cancel an order", "owner": who, "units": "cases", "k": 3}))
+        return {
+            "found": found, "cases": cases,
+            "skill": data(await client.call_tool("get_skill", {"skill_id": skill_id})),
+            "case": data(await client.call_tool("get_case",
+                                                {"case_id": cases["cases"][0]["id"]})),
+            "outcome": data(await client.call_tool("set_outcome", {
+                "trace_id": w["added"]["ids"][2], "outcome": "success", "score": 1.0})),
+            "bad_outcome": await client.call_tool("set_outcome", {
+                "trace_id": w["added"]["ids"][2], "outcome": "great"}),
+            "unknown_trace": await client.call_tool("set_outcome", {
+                "trace_id": "no-such-trace", "outcome": "success"}),
+            "unknown_skill": await client.call_tool("get_skill", {"skill_id": "no-such-skill"}),
+            "bad_k": await client.call_tool("search_skills", {"query": "x", "owner": who,
+                                                              "k": 0}),
+        }
+
+    r = over_http(mcp_url, "key-a", read)
+    skill = r["found"]["skills"][0]
+    assert [s["tool"] for s in skill["steps"]] == ["get_order", "cancel_order"]
+    assert (skill["successes"], skill["failures"]) == (2, 1)
+    assert len(skill["cases"]) == 2
+    assert len(r["cases"]["cases"]) == 3
+    assert len(r["skill"]["supporting"]) == 2 and len(r["skill"]["contradicting"]) == 1
+    assert r["case"]["steps"] and r["case"]["case"]["id"] == r["cases"]["cases"][0]["id"]
+    assert r["outcome"] == {"id": w["added"]["ids"][2], "outcome": "success",
+                            "previous": "failure"}
+    assert "outcome" in error_text(r["bad_outcome"])
+    assert "not found" in error_text(r["unknown_trace"])
+    assert "not found" in error_text(r["unknown_skill"])
+    assert "k" in error_text(r["bad_k"])
+
+    async def as_b(client: Client) -> dict[str, Any]:
+        return {
+            "skills": data(await client.call_tool("search_skills", {
+                "query": "cancel an order", "owner": who})),
+            "skill": await client.call_tool("get_skill", {"skill_id": skill["id"]}),
+            "outcome": await client.call_tool("set_outcome", {
+                "trace_id": w["added"]["ids"][0], "outcome": "failure"}),
+        }
+
+    b = over_http(mcp_url, "key-b", as_b)
+    assert b["skills"]["skills"] == []
+    assert "not found" in error_text(b["skill"])
+    assert "not found" in error_text(b["outcome"])
+    over_http(mcp_url, "key-a", lambda c: c.call_tool("forget_owner", {"owner": who}))
 
 
 def test_http_wrong_or_missing_key_is_401_and_the_server_keeps_serving(mcp_url: str) -> None:

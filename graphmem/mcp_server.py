@@ -35,6 +35,7 @@ from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, P
 from graphmem.models import (
     AuditResult,
     ContextRequest,
+    ContextUnit,
     DeleteReport,
     IngestReport,
     Message,
@@ -175,15 +176,19 @@ def build_server(scope: Scope) -> MCPServer[Any]:
         session_id: Annotated[str | None, Field(description="Only this session")] = None,
         as_of: When = None,
         max_tokens: Annotated[int, Field(description="Budget of the text (1-32000)")] = 2000,
+        units: Annotated[list[ContextUnit] | None, Field(
+            description="What may enter: message, episode, fact (the default: all three) and "
+            "skill (the best method learned from the owner's runs for a task request)")] = None,
     ) -> str:
         """The memory relevant to a question, as text ready to put in a prompt: the facts valid
         at as_of (default now), then episodes, then the relevant conversation turns with
-        speakers and dates ("yesterday [2023-05-07]" resolved); every line starts with an
-        evidence id such as [e2]. Call it before answering anything about the owner's past."""
+        speakers and dates ("yesterday [2023-05-07]" resolved); with units including skill, the
+        best skill for the task first. Every line starts with an evidence id such as [e2]. Call
+        it before answering anything about the owner's past."""
         with tool_errors():
             req = ContextRequest.model_validate({
                 "query": query, "owner": owner, "session_id": session_id, "as_of": as_of,
-                "max_tokens": max_tokens})
+                "max_tokens": max_tokens, **({"units": units} if units is not None else {})})
             return scope(ctx).context(req).context
 
     @server.tool(annotations=READ)

@@ -412,7 +412,7 @@ class AuditResult(BaseModel):
 
 # --- Context and answers for agents (POST /v1/context, POST /v1/answer) ------------------------
 
-ContextUnit = Literal["message", "episode", "fact"]
+ContextUnit = Literal["message", "episode", "fact", "skill"]
 
 
 class ContextRequest(_Strict):
@@ -433,8 +433,10 @@ class ContextRequest(_Strict):
     k: int = Field(default=10, ge=1, le=50, description="Best hits per unit before packing "
                    "(messages are expanded around each hit)")
     units: list[ContextUnit] = Field(
-        default=["message", "episode", "fact"], min_length=1, max_length=3,
-        description="Which units may enter the context")
+        default=["message", "episode", "fact"], min_length=1, max_length=4,
+        description="Which units may enter the context; 'skill' adds the best skill (a method "
+        "learned from the owner's runs, valid at as_of) for a task request, with its supporting "
+        "cases as sources")
     method: Method | None = Field(
         default=None, description="Search method for the messages; default: rrf_expand")
     preset: str | None = Field(default=None, description="Named retrieval preset")
@@ -450,11 +452,12 @@ class ContextItem(BaseModel):
     unit: ContextUnit
     id: str = Field(examples=["conv-26/D1:3"])
     text: str = Field(description="A message's text; an episode's title and narrative; a fact's "
-                      "content")
-    at: datetime = Field(description="A message's time, an episode's occurred_at, a fact's "
-                         "valid_from")
+                      "content; a skill's steps, when to use it and its pitfalls")
+    at: datetime = Field(description="A message's time, an episode's occurred_at, a fact's or a "
+                         "skill's valid_from")
     sources: list[str] = Field(description="What it rests on: a message itself; an episode's "
-                               "messages; a fact's supporting messages, episodes or facts")
+                               "messages; a fact's supporting messages, episodes or facts; a "
+                               "skill's supporting cases")
     core: bool = Field(description="Found by the search itself (a hit); false: context added "
                        "around a hit (a neighbouring turn)")
     score: float
@@ -462,7 +465,7 @@ class ContextItem(BaseModel):
     tokens: int = Field(description="Tokens of its line(s) in `context`")
     speaker: str | None = None
     session_id: str | None = None
-    title: str | None = Field(default=None, description="Episodes")
+    title: str | None = Field(default=None, description="Episodes; a skill's name")
     subject: str | None = Field(default=None, description="Facts")
     type: str | None = Field(default=None, description="Facts")
     valid_from: datetime | None = Field(default=None, description="Facts")

@@ -34,6 +34,7 @@ from graphmem.models import (
     SearchRequest,
     SearchResult,
 )
+from graphmem.procedural.models import Skill, SkillSearch
 from graphmem.procedural.service import Procedural
 from graphmem.retrieval import RetrievalSettings, packing, preset, rerank
 from graphmem.retrieval.deciders import LLMDecider, OfflineDecider
@@ -47,6 +48,8 @@ from graphmem.store.usage import UsageStore
 from graphmem.tenant_memory import TenantMemory
 
 DEFAULT_METHOD: Method = "rrf_expand"
+SKILL_CASES = 3
+"""The supporting cases a context's skill brings as its sources."""
 """The search method of a context when neither the request nor the preset names one."""
 
 
@@ -217,8 +220,9 @@ class Memory:
 
     # --- for agents: the context to put in a prompt, and answers from it ------------------------
     def context(self, tenant: str, req: ContextRequest) -> ContextResult:
-        """Messages, episodes and facts valid at ``req.as_of``, each with its sources, packed
-        within ``req.max_tokens`` (`graphmem.retrieval.packing`)."""
+        """Messages, episodes and facts valid at ``req.as_of``, and with unit ``skill`` the best
+        skill valid then, each with its sources, packed within ``req.max_tokens``
+        (`graphmem.retrieval.packing`)."""
         rs = self.retrieval_settings(req.preset)
         memo = QueryMemo(self.embedder)
 
@@ -230,7 +234,18 @@ class Memory:
             first = [self.search(tenant, reqs[0], rs, embedder=memo)] if reqs else []
             return first + [f.result() for f in later]
 
-        return packing.build(searches, req, req.method or DEFAULT_METHOD, datetime.now(UTC))
+        now = datetime.now(UTC)
+        skill = None
+        if "skill" in req.units:  # beside the unit searches
+            skill = self._units.submit(self.procedural.search, tenant, SkillSearch(
+                query=req.query, owner=req.owner, k=1, cases_per_skill=SKILL_CASES,
+                as_of=req.as_of or now))
+
+        def best_skill() -> Skill | None:
+            found = skill.result().skills if skill is not None else []
+            return found[0] if found else None
+
+        return packing.build(searches, req, req.method or DEFAULT_METHOD, now, best_skill)
 
     def answer(self, tenant: str, req: AnswerRequest) -> AnswerResult:
         """The reader's answer to ``req.query`` from its packed context, citing its items.

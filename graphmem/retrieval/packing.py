@@ -1,11 +1,12 @@
 """Packing the context an agent puts in its prompt (`POST /v1/context`): search results turned
-into units (messages, episodes, facts) with their sources, put in priority order, deduplicated
-and cut to a token budget, then rendered with a short evidence id (``e1`` .. ``eN``) on every
-line. Pure: no database, no model.
+into units (messages, episodes, facts, and on request the best skill) with their sources, put in
+priority order, deduplicated and cut to a token budget, then rendered with a short evidence id
+(``e1`` .. ``eN``) on every line. Pure: no database, no model.
 
-Priority: the hits themselves (core) come first, taking turns by unit (a message hit, a fact,
-an episode, the next message hit, ...: scores of different units are never compared), then the
-turns added around message hits, best first. A unit offered twice (same unit and id) is kept
+Priority: the skill first when asked for (the method for the task at hand, one unit), then the
+hits themselves (core), taking turns by unit (a message hit, a fact, an episode, the next
+message hit, ...: scores of different units are never compared), then the turns added around
+message hits, best first. A unit offered twice (same unit and id) is kept
 once. Units are then taken in that order while the rendered context stays within the budget; a
 unit that does not fit is left out (and named) and smaller ones after it may still enter. The
 budget counts every token of the rendered context, headers and evidence ids included.
@@ -30,6 +31,7 @@ from graphmem.models import (
     SearchResult,
     Units,
 )
+from graphmem.procedural.models import Skill
 from graphmem.retrieval.context import estimate_tokens, prompt_safe
 
 LABEL_TOKENS = estimate_tokens("[e1] ")
@@ -85,14 +87,32 @@ def pieces(result: SearchResult) -> tuple[list[Piece], list[Piece], list[Piece]]
     return messages, facts, episodes
 
 
+def skill_piece(skill: Skill) -> Piece:
+    """A skill as a unit: its name, ordered steps (tools with the argument keys that matter,
+    ``*`` for a step that changes state), support, when to use it and its pitfalls; it rests on
+    its supporting cases."""
+    steps = " -> ".join(f"{s.tool}({', '.join(s.keys)}){'*' if s.writes else ''}"
+                        for s in skill.steps) or "no tool call"
+    lines = [f"steps: {steps} (* changes state); succeeded in {skill.successes} case(s), "
+             f"failed in {skill.failures}: evidence under the conditions seen, not a guarantee",
+             f"when to use: {skill.when_to_use}"]
+    if skill.pitfalls:
+        lines.append("pitfalls: " + "; ".join(skill.pitfalls[:3]))
+    if skill.flagged:
+        lines.append(f"flagged: {skill.flag_reason}")
+    return Piece(_item(unit="skill", id=skill.id, text="\n".join(lines), at=skill.valid_from,
+                       sources=[c.id for c in skill.cases], core=True, score=skill.score or 0.0,
+                       rules=[], title=skill.name))
+
+
 def prioritise(messages: Sequence[Piece], facts: Sequence[Piece],
-               episodes: Sequence[Piece]) -> list[Piece]:
-    """Core units first, one of each unit in turn (message hits best first, facts and episodes
-    in their rank order), then the other messages, best first."""
+               episodes: Sequence[Piece], skills: Sequence[Piece] = ()) -> list[Piece]:
+    """The skills first, then core units, one of each unit in turn (message hits best first,
+    facts and episodes in their rank order), then the other messages, best first."""
     hits = sorted((m for m in messages if m.item.core), key=lambda m: -m.item.score)
     rest = sorted((m for m in messages if not m.item.core), key=lambda m: -m.item.score)
     turns = [p for trio in zip_longest(hits, facts, episodes) for p in trio if p is not None]
-    return [*turns, *rest]
+    return [*skills, *turns, *rest]
 
 
 def _line(item: ContextItem) -> str:
@@ -103,6 +123,8 @@ def _line(item: ContextItem) -> str:
         body = f"{item.at:%Y-%m-%d %H:%M} {item.speaker}: {text}"
     elif item.unit == "episode":
         body = f"{item.title} (happened {item.at:%Y-%m-%d}): {item.text}"
+    elif item.unit == "skill":
+        body = f"{item.title}\n{item.text}"
     else:
         until = f" until {item.valid_to:%Y-%m-%d}" if item.valid_to else ""
         since = item.valid_from or item.at
@@ -111,14 +133,17 @@ def _line(item: ContextItem) -> str:
 
 
 def _sections(chosen: Sequence[Piece], as_of: datetime) -> list[tuple[str, list[Piece]]]:
-    """Facts (best first), episodes (in time), then messages in time, one section per run of
-    consecutive messages of one session."""
+    """The skill, facts (best first), episodes (in time), then messages in time, one section
+    per run of consecutive messages of one session."""
+    skills = [p for p in chosen if p.item.unit == "skill"]
     facts = [p for p in chosen if p.item.unit == "fact"]
     episodes = sorted((p for p in chosen if p.item.unit == "episode"),
                       key=lambda p: (p.item.at, p.order))
     messages = sorted((p for p in chosen if p.item.unit == "message"),
                       key=lambda p: (p.item.at, p.order))
     out: list[tuple[str, list[Piece]]] = []
+    if skills:
+        out.append(("## skill learned from earlier runs", skills))
     if facts:
         out.append((f"## facts valid at {as_of:%Y-%m-%d}", facts))
     if episodes:
@@ -177,12 +202,18 @@ UNIT_SEARCHES: tuple[tuple[str, Units], ...] = (
     ("message", "messages"), ("fact", "observations"), ("episode", "episodes"))
 
 
+BestSkill = Callable[[], Skill | None]
+"""The best skill for the request, valid at its ``as_of``, or None (the service's skill search,
+started beside the unit searches)."""
+
+
 def build(searches: Searches, req: ContextRequest, method: Method,
-          now: datetime) -> ContextResult:
+          now: datetime, best_skill: BestSkill | None = None) -> ContextResult:
     """The packed context of ``req``: one search per unit asked for (messages with ``method``;
     facts valid at ``as_of`` and episodes with ``rrf``, or the single index ``method`` names),
-    each of ``req.k`` hits, all handed to ``searches`` at once, then `prioritise` and `pack`.
-    ``now`` stands in for a missing ``as_of``."""
+    each of ``req.k`` hits, all handed to ``searches`` at once, and with unit ``skill`` the
+    ``best_skill`` valid at ``as_of``; then `prioritise` and `pack`. ``now`` stands in for a
+    missing ``as_of``."""
     as_of = req.as_of or now
     found: dict[str, list[Piece]] = {"message": [], "fact": [], "episode": []}
     report: list[dict[str, object]] = []
@@ -201,7 +232,12 @@ def build(searches: Searches, req: ContextRequest, method: Method,
         if result.trace is not None:
             rounds = [r.model_dump(mode="json") for r in result.trace.rounds]
             report[-1]["trace"] = result.trace.model_dump(mode="json", exclude={"rounds"})
-    candidates = prioritise(found["message"], found["fact"], found["episode"])
+    skills: list[Piece] = []
+    if "skill" in req.units and best_skill is not None:
+        skill = best_skill()
+        skills = [skill_piece(skill)] if skill is not None else []
+        report.append({"unit": "skill", "method": "rrf", "found": len(skills)})
+    candidates = prioritise(found["message"], found["fact"], found["episode"], skills)
     packed = pack(candidates, req.max_tokens, as_of)
     trace = None
     if req.trace:

@@ -266,6 +266,8 @@ def test_http_procedural_tools(mcp_url: str, memory: Memory) -> None:
                 "trace_id": w["added"]["ids"][2], "outcome": "great"}),
             "unknown_trace": await client.call_tool("set_outcome", {
                 "trace_id": "no-such-trace", "outcome": "success"}),
+            "context": (await client.call_tool("get_context", {
+                "query": "cancel an order", "owner": who, "units": ["skill"]})).content[0].text,
             "unknown_skill": await client.call_tool("get_skill", {"skill_id": "no-such-skill"}),
             "bad_k": await client.call_tool("search_skills", {"query": "x", "owner": who,
                                                               "k": 0}),
@@ -279,6 +281,7 @@ def test_http_procedural_tools(mcp_url: str, memory: Memory) -> None:
     assert len(r["cases"]["cases"]) == 3
     assert len(r["skill"]["supporting"]) == 2 and len(r["skill"]["contradicting"]) == 1
     assert r["case"]["steps"] and r["case"]["case"]["id"] == r["cases"]["cases"][0]["id"]
+    assert r["context"].startswith("## skill learned from earlier runs\n[e1] cancel_order\n")
     assert r["outcome"] == {"id": w["added"]["ids"][2], "outcome": "success",
                             "previous": "failure"}
     assert "outcome" in error_text(r["bad_outcome"])

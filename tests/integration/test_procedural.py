@@ -136,6 +136,39 @@ def test_traces_to_skills_revision_and_reads(api: TestClient, memory: Memory) ->
     assert api.get(f"/v1/skills/{now['id']}", headers=auth()).status_code == 404
 
 
+def test_context_brings_the_best_skill_with_its_cases(api: TestClient, memory: Memory) -> None:
+    o = new_owner()
+    good = ["get_order", "cancel_order"]
+    batch = [run(o, 1, "success", good), run(o, 2, "success", good),
+             run(o, 3, "failure", ["get_order", "refund_order"])]
+    assert api.post("/v1/traces", json={"traces": batch}, headers=auth()).status_code == 201
+    drain(memory, "tenant-a")
+    ask = {"query": "Please cancel my last order", "owner": o, "units": ["skill", "message"],
+           "trace": True}
+    res = api.post("/v1/context", json=ask, headers=auth())
+    assert res.status_code == 200, res.text
+    out = res.json()
+    first = out["items"][0]
+    assert (first["unit"], first["evidence"], first["title"]) == ("skill", "e1", "cancel_order")
+    assert "get_order(order_id, user_id) -> cancel_order(order_id, user_id)*" in first["text"]
+    assert "refund_order" in first["text"]  # the pitfall the failed run taught
+    detail = api.get(f"/v1/skills/{first['id']}", headers=auth()).json()
+    assert sorted(first["sources"]) == sorted(c["id"] for c in detail["supporting"])
+    assert out["context"].startswith("## skill learned from earlier runs\n[e1] cancel_order\n")
+    assert {"unit": "skill", "method": "rrf", "found": 1} in out["trace"]["searches"]
+    before = api.post("/v1/context", json={**ask, "as_of": "2024-05-01T00:00:00Z"},
+                      headers=auth()).json()
+    assert all(i["unit"] != "skill" for i in before["items"])  # no skill valid yet
+    plain = api.post("/v1/context", json={"query": ask["query"], "owner": o},
+                     headers=auth()).json()
+    assert all(i["unit"] != "skill" for i in plain["items"])  # only when asked for
+    other = api.post("/v1/context", json=ask, headers=auth("key-b")).json()
+    assert other["items"] == []  # another tenant: nothing
+    bad = api.post("/v1/context", json={**ask, "units": ["skills"]}, headers=auth())
+    assert bad.status_code == 422 and bad.json()["field"] == "units[0]"
+    api.delete(f"/v1/owners/{o}", headers=auth())
+
+
 def test_trace_and_skill_jobs_survive_a_killed_worker(settings: Settings,
                                                       memory: Memory) -> None:
     """A worker that claimed form_trace and died (no heartbeat, no completion) loses nothing:

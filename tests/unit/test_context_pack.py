@@ -17,8 +17,16 @@ from graphmem.models import (
     SearchRequest,
     SearchResult,
 )
+from graphmem.procedural.models import Action, Case, Skill, SkillStep
 from graphmem.retrieval.context import estimate_tokens
-from graphmem.retrieval.packing import LABEL_TOKENS, Piece, build, pack, prioritise
+from graphmem.retrieval.packing import (
+    LABEL_TOKENS,
+    Piece,
+    build,
+    pack,
+    prioritise,
+    skill_piece,
+)
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 AS_OF = datetime(2023, 6, 1, tzinfo=UTC)
@@ -178,3 +186,58 @@ def test_reply_schema_allows_only_the_contexts_ids() -> None:
     assert set(schema["required"]) == {"answer", "citations", "insufficient"}
     assert reply_schema(0)["properties"]["citations"]["maxItems"] == 0
     assert ReaderReply.model_validate({"answer": "x"}).citations == []
+
+
+def _skill(flagged: bool = False) -> Skill:
+    case = Case(id="case-1", trace_id="t1", owner="o", intent="cancel my order",
+                request="cancel my order", writes=["cancel_order"],
+                actions=[Action(tool="cancel_order", keys=["order_id"], writes=True)],
+                outcome="success", occurred_at=T0, quality=1.0, quality_reason="complete",
+                filtered=False)
+    return Skill(id="sk-1-v2", lineage="sk-1", version=2, owner="o", name="cancel_order",
+                 description="d", when_to_use='Requests like "cancel my order"',
+                 steps=[SkillStep(tool="get_order", keys=["order_id"], writes=False, support=2),
+                        SkillStep(tool="cancel_order", keys=["order_id"], writes=True,
+                                  support=2)],
+                 pitfalls=["1 of 1 failed runs called refund_order"], successes=2, failures=1,
+                 flagged=flagged, flag_reason="2 of the last 3 executions failed" if flagged
+                 else None, valid_from=T0, recorded_at=T0, score=0.03, cases=[case])
+
+
+def test_a_skill_comes_first_and_rests_on_its_cases() -> None:
+    piece = skill_piece(_skill())
+    assert piece.item.unit == "skill" and piece.item.sources == ["case-1"]
+    assert piece.item.title == "cancel_order" and piece.item.core
+    assert "get_order(order_id) -> cancel_order(order_id)*" in piece.item.text
+    assert "refund_order" in piece.item.text and "flagged" not in piece.item.text
+    assert "flagged: 2 of the last 3" in skill_piece(_skill(flagged=True)).item.text
+    out = prioritise([message("m1")], [fact("f1")], [], [piece])
+    assert [p.item.unit for p in out] == ["skill", "message", "fact"]
+    packed = pack(out, 1000, AS_OF)
+    assert packed.context.startswith("## skill learned from earlier runs\n[e1] cancel_order\n")
+    assert packed.tokens == estimate_tokens(packed.context)
+    small = pack(out, packed.items[0].tokens + 5, AS_OF)  # the skill's header does not fit
+    assert [i.unit for i in small.items] == ["fact", "message"]
+    assert [(r.unit, r.id) for r in small.over_budget] == [("skill", "sk-1-v2")]
+
+
+def test_build_adds_the_best_skill_only_when_asked() -> None:
+    calls: list[int] = []
+
+    def best() -> Skill | None:
+        calls.append(1)
+        return _skill()
+
+    def search(reqs: Sequence[SearchRequest]) -> list[SearchResult]:
+        return [_result(r) for r in reqs]
+
+    plain = build(search, ContextRequest(query="q", owner="o"), "rrf_expand", AS_OF, best)
+    assert calls == [] and all(i.unit != "skill" for i in plain.items)
+    req = ContextRequest(query="q", owner="o", units=["skill", "message"], trace=True)
+    out = build(search, req, "rrf_expand", AS_OF, best)
+    assert out.items[0].unit == "skill" and out.items[0].evidence == "e1"
+    assert out.trace is not None and out.trace.searches[-1] == {
+        "unit": "skill", "method": "rrf", "found": 1}
+    none = build(search, ContextRequest(query="q", owner="o", units=["skill"]), "rrf_expand",
+                 AS_OF, lambda: None)
+    assert none.items == [] and none.context == ""

@@ -6,10 +6,10 @@ priority order, deduplicated and cut to a token budget, then rendered with a sho
 Priority: the skill first when asked for (the method for the task at hand, one unit), then the
 hits themselves (core), taking turns by unit (a message hit, a fact, an episode, the next
 message hit, ...: scores of different units are never compared), then the turns added around
-message hits, best first. A unit offered twice (same unit and id) is kept
-once. Units are then taken in that order while the rendered context stays within the budget; a
-unit that does not fit is left out (and named) and smaller ones after it may still enter. The
-budget counts every token of the rendered context, headers and evidence ids included.
+message hits, best first. A unit offered twice (same unit and id) is kept once. Units are then
+taken in that order while the rendered context stays within the budget; a unit that does not
+fit is left out (and named) and smaller ones after it may still enter. The budget counts every
+token of the rendered context, headers and evidence ids included.
 """
 
 from __future__ import annotations

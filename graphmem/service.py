@@ -67,10 +67,10 @@ class Memory:
         self.embedder = embedder
         self._ingestor = Ingestor(settings, embedder)
         self.facts = Facts(settings, store, embedder)
-        self.procedural = Procedural.for_settings(settings, store, embedder)
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
+        self.procedural = Procedural.for_settings(settings, store, embedder, self._pool)
         self.sparse = sparse_encoder(settings.sparse, settings.embedding_cache_dir)
         self.former = Former.for_settings(settings, store, embedder, self.facts, self.sparse)
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
         # a context request's unit searches, side by side; apart from _pool, whose tasks (index
         # queries) never wait on others, so a unit search may wait on _pool without deadlock
         self._units = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphmem-units")
@@ -239,7 +239,7 @@ class Memory:
         if "skill" in req.units:  # beside the unit searches
             skill = self._units.submit(self.procedural.search, tenant, SkillSearch(
                 query=req.query, owner=req.owner, k=1, cases_per_skill=SKILL_CASES,
-                as_of=req.as_of or now))
+                as_of=req.as_of or now), memo)
 
         def best_skill() -> Skill | None:
             found = skill.result().skills if skill is not None else []

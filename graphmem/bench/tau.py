@@ -129,6 +129,14 @@ def clustering(mem: Memory, tenant: str, owner: str,
                     "kind_skills": adjusted_rand_index(kind, skills)}}
 
 
+def _quantile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile of ``values`` (nearest rank), None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
 def covered(gold: set[str], skills: Sequence[Skill]) -> float:
     """The share of ``gold`` (a task's write actions) among the steps of ``skills``."""
     tools = {s.tool for sk in skills for s in sk.steps}
@@ -147,6 +155,7 @@ def retrieval(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[
     tasks = sorted({r["task_id"] for r in runs})
     recall = {1: 0.0, 3: 0.0}
     ceiling = 0.0
+    took: list[float] = []
     scored = skipped = 0
     per_task: dict[str, Any] = {}
     for t in track(tasks, "leave-one-task-out"):
@@ -164,8 +173,10 @@ def retrieval(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[
         best = best_single(gold, every)
         got = {1: 0.0, 3: 0.0}
         for r in mine:
+            t0 = time.perf_counter()
             res = mem.for_tenant(tenant).skills.search(
                 SkillSearch(query=first_user(r), owner=owner, k=3, cases_per_skill=0))
+            took.append((time.perf_counter() - t0) * 1000)
             for k in (1, 3):
                 got[k] += covered(gold, res.skills[:k])
             scored += 1
@@ -179,6 +190,7 @@ def retrieval(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[
     n = max(scored, 1)
     return {"action_recall": {"1": recall[1] / n, "3": recall[3] / n},
             "best_available": ceiling / n, "queries": scored,
+            "latency_ms": {"p50": _quantile(took, 0.5), "p95": _quantile(took, 0.95)},
             "tasks_without_writes": skipped, "per_task": per_task}
 
 
@@ -212,7 +224,9 @@ def run(settings: Settings, data: Path, json_out: Path | None) -> dict[str, Any]
     if json_out is not None:
         json_out.write_text(json.dumps(out, indent=2, default=str), encoding="utf-8")
     _log(json.dumps({k: v for k, v in out.items() if k != "retrieval"}, default=str)[:2000])
+    latency = retrieved["latency_ms"]
     _log(f"action recall @1 {retrieved['action_recall']['1']:.3f} "
          f"@3 {retrieved['action_recall']['3']:.3f} over {retrieved['queries']} queries "
-         f"(a perfect choice of one skill: {retrieved['best_available']:.3f})")
+         f"(a perfect choice of one skill: {retrieved['best_available']:.3f}); search p50 "
+         f"{latency['p50'] or 0:.1f} ms, p95 {latency['p95'] or 0:.1f}")
     return out

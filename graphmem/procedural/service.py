@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -52,20 +53,24 @@ def _caption(kind: str, text: str, tool: str | None, keys: Sequence[str]) -> str
 
 class Procedural:
     def __init__(self, settings: Settings, store: Store, embedder: Embedder,
-                 llm: LLMClient | None = None) -> None:
+                 llm: LLMClient | None = None, pool: Executor | None = None) -> None:
         self._settings = settings
         self._store = store
         self._embedder = embedder
+        self._pool = pool
+        """Where a search runs its fulltext list beside the query's embedding and vector list
+        (None: one after the other); its tasks never wait on others."""
         self.llm = llm
         """The LLM path of formation (None: the no-LLM path). `for_settings` sets it when an
         endpoint is configured; every call is the tenant's (usage accounting)."""
 
     @classmethod
-    def for_settings(cls, settings: Settings, store: Store, embedder: Embedder) -> Procedural:
+    def for_settings(cls, settings: Settings, store: Store, embedder: Embedder,
+                     pool: Executor | None = None) -> Procedural:
         llm_settings = settings.llm()
         client = (LLMClient(llm_settings, sink=tenant_sink(UsageStore(store).record))
                   if llm_settings.enabled else None)
-        return cls(settings, store, embedder, client)
+        return cls(settings, store, embedder, client, pool)
 
     def _p(self, tenant: str) -> ProceduralStore:
         return ProceduralStore(self._store, tenant)
@@ -136,18 +141,28 @@ class Procedural:
                                          client=self.llm)
 
     # --- reading ------------------------------------------------------------------------------
-    def search(self, tenant: str, req: SkillSearch) -> SkillSearchResult:
-        """Hybrid recall of skills or cases: vector and fulltext lists fused by RRF."""
+    def search(self, tenant: str, req: SkillSearch,
+               embedder: Embedder | None = None) -> SkillSearchResult:
+        """Hybrid recall of skills or cases: vector and fulltext lists fused by RRF (the
+        fulltext list beside the query's embedding, in the pool). ``embedder``: the model to
+        embed the query with (default: this one's); a context request passes its `QueryMemo`,
+        so the question is embedded once for every unit."""
         unit = "skill" if req.units == "skills" else "case"
         p = self._p(tenant)
-        vector = query_vectors(self._embedder, [req.query])[0]
         extra = {"t": req.as_of, "known": req.known_at} if unit == "skill" else {}
         depth = max(req.k, FUSE_DEPTH)
+
+        def fulltext(query: str) -> list[str]:
+            return [i for i, _ in p.search(unit, "fulltext", req.owner, depth, OVERFETCH,
+                                           query=query, **extra)]
+
+        query = lucene_escape(req.query)
+        text = self._pool.submit(fulltext, query) if query and self._pool else None
+        vector = query_vectors(embedder or self._embedder, [req.query])[0]
         lists = {"vector": [i for i, _ in p.search(unit, "vector", req.owner, depth, OVERFETCH,
                                                    vector=vector, **extra)]}
-        if query := lucene_escape(req.query):
-            lists["fulltext"] = [i for i, _ in p.search(unit, "fulltext", req.owner, depth,
-                                                        OVERFETCH, query=query, **extra)]
+        if query:
+            lists["fulltext"] = text.result() if text is not None else fulltext(query)
         fused = rrf(lists)[: req.k]
         scores = {f.id: f.score for f in fused}
         ids = [f.id for f in fused]

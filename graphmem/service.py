@@ -48,9 +48,9 @@ from graphmem.store.usage import UsageStore
 from graphmem.tenant_memory import TenantMemory
 
 DEFAULT_METHOD: Method = "rrf_expand"
+"""The search method of a context when neither the request nor the preset names one."""
 SKILL_CASES = 3
 """The supporting cases a context's skill brings as its sources."""
-"""The search method of a context when neither the request nor the preset names one."""
 
 
 class Memory:

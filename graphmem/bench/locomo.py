@@ -35,7 +35,7 @@ import numpy as np
 
 from graphmem.bench.ablation import ablation
 from graphmem.bench.formation import form_all, score_episodes, temporal_in_context
-from graphmem.bench.units import KINDS, Probe, evidence_recall, unit_study
+from graphmem.bench.units import KINDS, Probe, evidence_recall, percentiles, unit_study
 from graphmem.config import Settings, hash_api_key
 from graphmem.datasets import locomo
 from graphmem.models import Method, SearchRequest
@@ -160,7 +160,7 @@ def score(
             "recall": {str(b): _mean(recall[m][b]) for b in BUDGETS},
             "recall_by_category": by_cat,
             "context_tokens": {str(b): tokens[m][b] / count for b in BUDGETS},
-            "latency_ms": _percentiles(times[m]),
+            "latency_ms": percentiles(times[m]),
         }
         if rounds[m]:
             out[m]["mean_rounds"] = _mean(rounds[m])
@@ -169,13 +169,6 @@ def score(
 
 def _mean(values: Sequence[float]) -> float:
     return float(np.mean(values)) if values else 0.0
-
-
-def _percentiles(ms: Sequence[float]) -> dict[str, float]:
-    if not ms:
-        return {"p50": 0.0, "p95": 0.0, "n": 0.0}
-    p50, p95 = np.percentile(np.asarray(ms, dtype=np.float64), [50, 95])
-    return {"p50": float(p50), "p95": float(p95), "n": float(len(ms))}
 
 
 def latency_inprocess(
@@ -191,7 +184,7 @@ def latency_inprocess(
         t0 = time.perf_counter()
         mem.for_tenant(tenant).search(r)
         times.append((time.perf_counter() - t0) * 1000)
-    return _percentiles(times)
+    return percentiles(times)
 
 
 def latency_sparse(
@@ -233,7 +226,7 @@ def _interleaved(
             t0 = time.perf_counter()
             tm.search(req, rs)
             times[name].append((time.perf_counter() - t0) * 1000)
-    return {name: _percentiles(t) for name, t in times.items()}
+    return {name: percentiles(t) for name, t in times.items()}
 
 
 def latency_stages(
@@ -380,7 +373,7 @@ def latency_http(
     finally:
         server.should_exit = True
         thread.join(timeout=30)
-    return _percentiles(times)
+    return percentiles(times)
 
 
 def run_peer(

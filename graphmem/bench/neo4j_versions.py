@@ -32,7 +32,7 @@ import numpy as np
 
 from graphmem import neo4j_server
 from graphmem.bench.locomo import BATCH, probes_of
-from graphmem.bench.units import Probe, evidence_recall
+from graphmem.bench.units import Probe, evidence_recall, percentiles
 from graphmem.config import Settings
 from graphmem.datasets import locomo
 from graphmem.embeddings import (
@@ -156,11 +156,6 @@ def ingest(side: Side, tenant: str, groups: Sequence[tuple[int | None, list[Mess
     return {"messages": total, "seconds": seconds, "messages_per_s": total / seconds}
 
 
-def _percentiles(ms: Sequence[float]) -> dict[str, float]:
-    p50, p95 = np.percentile(np.asarray(ms, dtype=np.float64), [50, 95])
-    return {"p50": float(p50), "p95": float(p95), "n": float(len(ms))}
-
-
 def measure(sides: Sequence[Side], tenant: str, probes: Sequence[Probe]) -> dict[str, Any]:
     """Each question once per (server, method), servers interleaved, alternating which goes
     first; recall@10 and latency per server and method."""
@@ -184,7 +179,7 @@ def measure(sides: Sequence[Side], tenant: str, probes: Sequence[Probe]) -> dict
                 times[side.version, m].append(ms)
                 recall[side.version, m].append(r)
     return {s.version: {m: {"recall@10": float(np.mean(recall[s.version, m])),
-                            "latency_ms": _percentiles(times[s.version, m])} for m in METHODS}
+                            "latency_ms": percentiles(times[s.version, m])} for m in METHODS}
             for s in sides}
 
 

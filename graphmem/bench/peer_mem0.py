@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from graphmem.bench.units import Probe, evidence_recall
+from graphmem.bench.units import Probe, evidence_recall, percentiles
 from graphmem.datasets import locomo
 from graphmem.models import MessageIn
 
@@ -78,13 +78,6 @@ def recall_at(gold: Sequence[str], ranked_ids: Sequence[str],
               budgets: Sequence[int] = BUDGETS) -> dict[int, float]:
     """Evidence recall of the first b ranked messages, per budget b (graphmem's scorer)."""
     return {b: evidence_recall(gold, list(ranked_ids[:b])) for b in budgets}
-
-
-def percentiles(ms: Sequence[float]) -> dict[str, float]:
-    if not ms:
-        return {"p50": 0.0, "p95": 0.0, "n": 0.0}
-    p50, p95 = np.percentile(np.asarray(ms, dtype=np.float64), [50, 95])
-    return {"p50": float(p50), "p95": float(p95), "n": float(len(ms))}
 
 
 def ratio(graphmem: float, peer: float) -> float | None:

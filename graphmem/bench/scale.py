@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from graphmem.bench.locomo import _log, _percentiles, _revision, _sigterm_exits, probes_of
-from graphmem.bench.units import Probe, evidence_recall
+from graphmem.bench.locomo import _log, _revision, _sigterm_exits, probes_of
+from graphmem.bench.units import Probe, evidence_recall, percentiles
 from graphmem.config import Settings
 from graphmem.datasets import locomo
 from graphmem.embeddings import Embedder, WrappedEmbedder, token_counts
@@ -272,7 +272,7 @@ def measure_search(mem: Memory, tenant: str, probes: Sequence[Probe],
             res = tm.search(req)
             times[m].append((time.perf_counter() - t0) * 1000)
             recall[m].append(evidence_recall(p.gold, [h.id for h in res.hits]))
-    return {m: {**_percentiles(times[m]),
+    return {m: {**percentiles(times[m]),
                 "recall_at_10": sum(recall[m]) / max(len(recall[m]), 1)} for m in methods}
 
 

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from graphmem.bench.units import percentiles
 from graphmem.config import Settings
 from graphmem.embeddings import Embedder, WrappedEmbedder
 from graphmem.procedural.clustering import adjusted_rand_index
@@ -129,14 +130,6 @@ def clustering(mem: Memory, tenant: str, owner: str,
                     "kind_skills": adjusted_rand_index(kind, skills)}}
 
 
-def _quantile(values: Sequence[float], q: float) -> float | None:
-    """The ``q`` quantile of ``values`` (nearest rank), None when there are none."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
-
-
 def covered(gold: set[str], skills: Sequence[Skill]) -> float:
     """The share of ``gold`` (a task's write actions) among the steps of ``skills``."""
     tools = {s.tool for sk in skills for s in sk.steps}
@@ -190,7 +183,7 @@ def retrieval(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[
     n = max(scored, 1)
     return {"action_recall": {"1": recall[1] / n, "3": recall[3] / n},
             "best_available": ceiling / n, "queries": scored,
-            "latency_ms": {"p50": _quantile(took, 0.5), "p95": _quantile(took, 0.95)},
+            "latency_ms": percentiles(took),
             "tasks_without_writes": skipped, "per_task": per_task}
 
 
@@ -228,5 +221,5 @@ def run(settings: Settings, data: Path, json_out: Path | None) -> dict[str, Any]
     _log(f"action recall @1 {retrieved['action_recall']['1']:.3f} "
          f"@3 {retrieved['action_recall']['3']:.3f} over {retrieved['queries']} queries "
          f"(a perfect choice of one skill: {retrieved['best_available']:.3f}); search p50 "
-         f"{latency['p50'] or 0:.1f} ms, p95 {latency['p95'] or 0:.1f}")
+         f"{latency['p50']:.1f} ms, p95 {latency['p95']:.1f}")
     return out

@@ -45,6 +45,15 @@ def evidence_recall(gold: Sequence[str], returned_ids: Sequence[str]) -> float:
     return sum(g in got for g in gold) / len(gold)
 
 
+def percentiles(ms: Sequence[float]) -> dict[str, float]:
+    """Median and 95th percentile of timings in milliseconds, with their count (zeros when
+    there are none): what every benchmark reports as ``latency_ms``."""
+    if not ms:
+        return {"p50": 0.0, "p95": 0.0, "n": 0.0}
+    p50, p95 = np.percentile(np.asarray(ms, dtype=np.float64), [50, 95])
+    return {"p50": float(p50), "p95": float(p95), "n": float(len(ms))}
+
+
 def _line(m: MessageIn) -> str:
     return f"{m.speaker}: {m.text}"
 

@@ -100,9 +100,15 @@ def name_of(steps: Sequence[SkillStep]) -> str:
     return "answer without changes" + (f" ({', '.join(reads[:3])})" if reads else "")
 
 
+def path(steps: Sequence[SkillStep], keys: bool = False) -> str:
+    """The steps in order, ``*`` after a step that changes state; with ``keys``, each tool with
+    the argument keys that matter: ``get_order(order_id) -> cancel_order(order_id)*``."""
+    return " -> ".join(s.tool + (f"({', '.join(s.keys)})" if keys else "")
+                       + ("*" if s.writes else "") for s in steps) or "no tool call"
+
+
 def describe(steps: Sequence[SkillStep], successes: int, failures: int) -> str:
-    path = " -> ".join(s.tool + ("*" if s.writes else "") for s in steps) or "no tool call"
-    return (f"{path} (* changes state). Seen to succeed in {successes} case(s), to fail in "
+    return (f"{path(steps)} (* changes state). Seen to succeed in {successes} case(s), to fail in "
             f"{failures}: evidence under the conditions observed, not a guarantee.")
 
 

@@ -32,6 +32,7 @@ from graphmem.models import (
     Units,
 )
 from graphmem.procedural.models import Skill
+from graphmem.procedural.skills import path
 from graphmem.retrieval.context import estimate_tokens, prompt_safe
 
 LABEL_TOKENS = estimate_tokens("[e1] ")
@@ -91,10 +92,9 @@ def skill_piece(skill: Skill) -> Piece:
     """A skill as a unit: its name, ordered steps (tools with the argument keys that matter,
     ``*`` for a step that changes state), support, when to use it and its pitfalls; it rests on
     its supporting cases."""
-    steps = " -> ".join(f"{s.tool}({', '.join(s.keys)}){'*' if s.writes else ''}"
-                        for s in skill.steps) or "no tool call"
-    lines = [f"steps: {steps} (* changes state); succeeded in {skill.successes} case(s), "
-             f"failed in {skill.failures}: evidence under the conditions seen, not a guarantee",
+    lines = [f"steps: {path(skill.steps, keys=True)} (* changes state); succeeded in "
+             f"{skill.successes} case(s), failed in {skill.failures}: evidence under the "
+             "conditions seen, not a guarantee",
              f"when to use: {skill.when_to_use}"]
     if skill.pitfalls:
         lines.append("pitfalls: " + "; ".join(skill.pitfalls[:3]))

@@ -50,10 +50,3 @@ def test_recall_counts_the_gold_writes_among_the_skills_steps() -> None:
     assert tau.covered(gold, []) == 0.0
     assert tau.best_single(gold, [_skill("get_user"), cancel, book]) == 0.5
     assert tau.best_single(gold, []) == 0.0
-
-
-def test_quantiles_by_nearest_rank() -> None:
-    assert tau._quantile([], 0.5) is None
-    assert tau._quantile([3.0, 1.0, 2.0], 0.5) == 2.0
-    assert tau._quantile([float(v) for v in range(1, 101)], 0.95) == 95.0
-    assert tau._quantile([7.0], 0.95) == 7.0

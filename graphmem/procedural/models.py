@@ -17,7 +17,7 @@ Units = Literal["cases", "skills"]
 MAX_TRACES = 100
 """Traces per request (each up to ``MAX_MESSAGES`` messages)."""
 MAX_MESSAGES = 2000
-ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+ROLES = ("system", "developer", "user", "assistant", "tool", "function", "model")
 """The chat roles a trace's messages may have (checked when the trace is read into steps)."""
 
 _TOOL_CALL = {
@@ -37,13 +37,19 @@ _TOOL_CALL = {
 ChatMessage = Annotated[dict[str, Any], WithJsonSchema({
     "type": "object",
     "title": "ChatMessage",
-    "description": "An OpenAI chat message as the agent produced it; other providers' cheap "
-    "shapes are tolerated (content as a list of parts, the legacy function_call, a timestamp).",
-    "required": ["role"],
+    "description": "One message (or item) of the run as the agent produced it: an OpenAI chat "
+    "message (role, content, tool_calls, tool_call_id, name, the legacy function_call), an OpenAI "
+    "Responses API item (a message, or a function_call / function_call_output / *_call item: "
+    "type, call_id, name, arguments, output), an Anthropic message (content blocks text, "
+    "tool_use, tool_result) or a Gemini content (role model, parts with text, functionCall, "
+    "functionResponse); content may be a string or a list of parts; a timestamp is read too.",
     "properties": {
         "role": {"type": "string", "enum": list(ROLES)},
+        "type": {"type": "string", "description": "A Responses API item's type (an item "
+                 "without a role: function_call, function_call_output, ...)"},
         "content": {"anyOf": [{"type": "string"}, {"type": "array", "items": {}},
                               {"type": "null"}]},
+        "parts": {"type": "array", "items": {}, "description": "Gemini: the content's parts"},
         "tool_calls": {"type": "array", "items": _TOOL_CALL},
         "tool_call_id": {"type": "string"},
         "name": {"type": "string"},
@@ -63,7 +69,8 @@ class _In(BaseModel):
 
 
 class TraceIn(_In):
-    """One run of an agent: its messages in OpenAI chat format, as they are, and how it ended."""
+    """One run of an agent: its messages as they are (OpenAI, Anthropic or Gemini shapes), and
+    how it ended."""
 
     id: str | None = Field(default=None, min_length=1, max_length=200, pattern=NAME,
                            description="Client id; if absent, derived from the content")
@@ -76,7 +83,8 @@ class TraceIn(_In):
     started_at: UtcDatetime = Field(description="ISO 8601 with an offset; stored in UTC")
     messages: list[ChatMessage] = Field(
         min_length=1, max_length=MAX_MESSAGES,
-        description="OpenAI chat messages: role, content, tool_calls, tool_call_id, name")
+        description="The run's messages as the agent produced them: OpenAI chat messages or "
+        "Responses API items, Anthropic messages, Gemini contents (see ChatMessage)")
     outcome: Outcome = "unknown"
     score: FiniteFloat | None = None
     detail: str | None = Field(default=None, max_length=20_000)

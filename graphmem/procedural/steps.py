@@ -1,8 +1,17 @@
 """From chat messages to steps, and a trace's id and content hash. Pure.
 
-Messages are taken as OpenAI chat messages (``role``, ``content``, ``tool_calls``,
-``tool_call_id``, ``name``); other cheap shapes are tolerated: content as a list of parts
-(``{"type": "text", "text": ...}``), the legacy ``function_call``, a ``timestamp`` on a message.
+Messages are read in the shapes agents produce, as they are:
+* OpenAI Chat Completions: ``role``, ``content``, ``tool_calls``, ``tool_call_id``, ``name`` (and
+  the legacy ``function_call``);
+* OpenAI Responses API items: ``{"type": "message", "role", "content"}``, ``function_call`` /
+  ``function_call_output`` (linked by ``call_id``), ``custom_tool_call``, ``mcp_call``, the
+  built-in tools' ``*_call`` items (``web_search_call`` is the tool ``web_search``); ``reasoning``
+  items give no step;
+* Anthropic Messages: content blocks ``text``, ``tool_use`` / ``server_tool_use`` /
+  ``mcp_tool_use`` (``input``) and ``tool_result`` (in a user message; ``is_error``) or a server
+  tool's ``*_tool_result``; ``thinking`` gives no step;
+* Gemini: ``role`` ``model``, ``parts`` with ``text``, ``functionCall`` and ``functionResponse``.
+Content may be a string or a list of parts (their ``text``); a message may carry a ``timestamp``.
 """
 
 from __future__ import annotations
@@ -22,13 +31,21 @@ READ_VERBS = frozenset({
     "retrieve", "browse", "inspect", "peek", "load", "open", "see", "estimate", "preview"})
 """A tool whose name starts with one of these verbs reads; any other tool is taken to write
 (to change state), the safe assumption."""
+BUILT_IN_READS = frozenset({"web_search", "file_search", "web_fetch"})
+"""Providers' built-in tools that read (OpenAI's ``web_search_call`` and ``file_search_call``
+items, Anthropic's server tools), though their first word is no reading verb."""
 _ERROR = re.compile(r"^\s*(error|exception|traceback)\b|\"error\"\s*:", re.IGNORECASE)
 _WORD_SPLIT = re.compile(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])")
+_CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+_SKIPPED_ITEMS = frozenset({"reasoning", "item_reference", "compaction"})
+"""Responses API items that are no step of the run (the model's hidden reasoning, references)."""
 
 
 def writes(tool: str) -> bool:
     """Does a tool change state? By its first verb: ``get_user`` reads, ``cancel_order``
     writes, ``searchFlights`` reads."""
+    if tool in BUILT_IN_READS:
+        return False
     words = [w for w in _WORD_SPLIT.split(tool) if w]
     return not words or words[0].lower() not in READ_VERBS
 
@@ -43,6 +60,13 @@ def text_of(content: Any) -> str:
     return ""
 
 
+def _result_text(content: Any) -> str:
+    """A tool's result as text: a string, the text parts of a list, or other JSON as JSON."""
+    if content is None or isinstance(content, (str, list)):
+        return text_of(content)
+    return json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def _arguments(raw: Any, where: str) -> tuple[str, list[str]]:
     """The arguments as canonical JSON, and their keys (sorted)."""
     if raw is None or raw == "":
@@ -51,7 +75,7 @@ def _arguments(raw: Any, where: str) -> tuple[str, list[str]]:
         try:
             value = json.loads(raw)
         except ValueError:
-            return raw, []  # kept as sent: a model may emit broken JSON
+            return raw, []  # kept as sent: a model may emit broken JSON (or free-form input)
     elif isinstance(raw, dict):
         value = raw
     else:
@@ -60,64 +84,153 @@ def _arguments(raw: Any, where: str) -> tuple[str, list[str]]:
     return json.dumps(value, sort_keys=True, ensure_ascii=False), keys
 
 
-def _call(call: Any, where: str) -> tuple[str, str, list[str], str | None]:
-    if not isinstance(call, dict):
-        raise InvalidInput(where, "a tool call must be an object")
-    fn = call.get("function", call)
-    name = fn.get("name") if isinstance(fn, dict) else None
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidInput(f"{where}.function.name", "a tool call needs a function name")
-    args, keys = _arguments(fn.get("arguments"), f"{where}.function.arguments")
-    cid = call.get("id")
-    return name.strip(), args, keys, cid if isinstance(cid, str) else None
+class _Reader:
+    """Steps in order, with what links a tool result to its call (the call's id)."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.steps: list[Step] = []
+        self.calls: dict[str, str] = {}
+        self.max_chars = max_chars
+
+    def add(self, kind: str, where: str, text: str = "", **fields: Any) -> None:
+        if len(text) > self.max_chars:
+            raise InvalidInput(where, f"{len(text)} characters; at most {self.max_chars}")
+        self.steps.append(Step(index=len(self.steps), kind=kind, text=text,  # type: ignore[arg-type]
+                               **fields))
+
+    def call(self, name: Any, raw_args: Any, cid: Any, where: str, at: Any,
+             args_at: str) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidInput(where, "a tool call needs a name")
+        args, keys = _arguments(raw_args, args_at)
+        cid = cid if isinstance(cid, str) and cid else None
+        if cid:
+            self.calls[cid] = name.strip()
+        self.add("tool_call", where, tool=name.strip(), arguments=args, arg_keys=keys,
+                 call_id=cid, writes=writes(name.strip()), at=at)
+
+    def result(self, content: Any, cid: Any, where: str, at: Any, name: Any = None,
+               error: bool | None = None) -> None:
+        text = _result_text(content)
+        cid = cid if isinstance(cid, str) and cid else None
+        tool = name if isinstance(name, str) and name else self.calls.get(str(cid))
+        self.add("tool_result", where, text, tool=tool, call_id=cid,
+                 error=bool(_ERROR.search(text)) if error is None else error, at=at)
+
+
+def _timestamp(m: dict[str, Any], where: str) -> Any:
+    if m.get("timestamp") is None:
+        return None
+    try:
+        return utc_datetime(m["timestamp"])
+    except ValueError as exc:
+        raise InvalidInput(f"{where}.timestamp", str(exc)) from None
+
+
+def _item(r: _Reader, m: dict[str, Any], kind: Any, at_: str, at: Any) -> None:
+    """A Responses API item that is not a message (it has no role)."""
+    if not isinstance(kind, str):
+        raise InvalidInput(f"{at_}.type", f"expected a string, got {kind!r}")
+    if kind in _SKIPPED_ITEMS:
+        return
+    if kind in ("function_call", "custom_tool_call"):
+        raw = m.get("arguments") if kind == "function_call" else m.get("input")
+        r.call(m.get("name"), raw, m.get("call_id"), f"{at_}.name", at, f"{at_}.arguments")
+    elif kind == "mcp_call":
+        r.call(m.get("name"), m.get("arguments"), m.get("id"), f"{at_}.name", at,
+               f"{at_}.arguments")
+        if m.get("output") is not None or m.get("error") is not None:
+            r.result(m.get("output") if m.get("error") is None else m.get("error"), m.get("id"),
+                     f"{at_}.output", at, error=m.get("error") is not None)
+    elif kind.endswith("_call_output"):
+        r.result(m.get("output"), m.get("call_id"), f"{at_}.output", at)
+    elif kind.endswith("_call") and kind != "_call":
+        raw = m.get("action", m.get("arguments"))
+        r.call(kind[:-len("_call")], raw if isinstance(raw, (dict, str)) else None,
+               m.get("call_id") or m.get("id"), f"{at_}.type", at, f"{at_}.action")
+    else:
+        raise InvalidInput(f"{at_}.role", f"expected one of {sorted(ROLES)} (or a Responses "
+                           f"API item type), got {m.get('role')!r}")
+
+
+def _blocks(r: _Reader, content: Any, at_: str, at: Any) -> None:
+    """The tool calls and tool results among a message's content blocks (Anthropic) or parts
+    (Gemini), in order. ``at_``: where the list is (``messages[3].content``)."""
+    if not isinstance(content, list):
+        return
+    for j, b in enumerate(content):
+        if not isinstance(b, dict):
+            continue
+        where = f"{at_}[{j}]"
+        kind = b.get("type") if isinstance(b.get("type"), str) else None
+        if kind in _CALL_BLOCKS:
+            r.call(b.get("name"), b.get("input"), b.get("id"), f"{where}.name", at,
+                   f"{where}.input")
+        elif kind is not None and kind.endswith("tool_result"):
+            r.result(b.get("content"), b.get("tool_use_id"), where, at,
+                     error=True if b.get("is_error") else None)
+        elif isinstance(fn := b.get("functionCall", b.get("function_call")), dict):
+            r.call(fn.get("name"), fn.get("args"), fn.get("id"), f"{where}.functionCall.name",
+                   at, f"{where}.functionCall.args")
+        elif isinstance(fr := b.get("functionResponse", b.get("function_response")), dict):
+            r.result(fr.get("response"), fr.get("id"), where, at, name=fr.get("name"))
 
 
 def to_steps(messages: list[dict[str, Any]], where: str = "messages",
              max_chars: int = 100_000) -> list[Step]:
     """Every message as one or more steps, in order: a message with text and tool calls gives an
-    assistant step, then one step per call. InvalidInput names the offending field."""
-    steps: list[Step] = []
-    calls: dict[str, str] = {}
+    assistant step, then one step per call; a user message carrying tool results (Anthropic)
+    gives those results, then a user step only if it also has text. InvalidInput names the
+    offending field."""
+    r = _Reader(max_chars)
     for i, m in enumerate(messages):
         at_ = f"{where}[{i}]"
+        at = _timestamp(m, at_)
         role = m.get("role")
+        if role is None and m.get("type") not in (None, "message"):
+            _item(r, m, m.get("type"), at_, at)
+            continue
         if role not in ROLES:
             raise InvalidInput(f"{at_}.role", f"expected one of {sorted(ROLES)}, got {role!r}")
-        text = text_of(m.get("content"))
+        key = "content" if "content" in m else "parts"  # Gemini: parts
+        content, blocks_at = m.get(key), f"{at_}.{key}"
+        text = text_of(content)
         if len(text) > max_chars:
-            raise InvalidInput(f"{at_}.content", f"{len(text)} characters; at most {max_chars}")
-        at = None
-        if m.get("timestamp") is not None:
-            try:
-                at = utc_datetime(m["timestamp"])
-            except ValueError as exc:
-                raise InvalidInput(f"{at_}.timestamp", str(exc)) from None
-        base: dict[str, Any] = {"at": at}
+            raise InvalidInput(blocks_at, f"{len(text)} characters; at most {max_chars}")
         if role in ("system", "developer"):
-            steps.append(Step(index=len(steps), kind="system", text=text, **base))
-        elif role == "user":
-            steps.append(Step(index=len(steps), kind="user", text=text, **base))
+            r.add("system", at_, text, at=at)
         elif role in ("tool", "function"):
-            cid = m.get("tool_call_id")
-            name = m.get("name") if isinstance(m.get("name"), str) else calls.get(str(cid))
-            steps.append(Step(index=len(steps), kind="tool_result", text=text, tool=name,
-                              call_id=cid if isinstance(cid, str) else None,
-                              error=bool(_ERROR.search(text)), **base))
-        else:
+            before = len(r.steps)
+            if isinstance(content, list) and not isinstance(m.get("tool_call_id"), str):
+                _blocks(r, content, blocks_at, at)  # Gemini's function responses
+            if len(r.steps) == before:
+                r.result(content, m.get("tool_call_id"), blocks_at, at, name=m.get("name"))
+        elif role == "user":
+            before = len(r.steps)
+            _blocks(r, content, blocks_at, at)
+            if text or len(r.steps) == before:
+                r.add("user", at_, text, at=at)
+        else:  # assistant, model
             raw_calls = m.get("tool_calls") or []
             if not isinstance(raw_calls, list):
                 raise InvalidInput(f"{at_}.tool_calls", "must be a list")
             if isinstance(m.get("function_call"), dict):
                 raw_calls = [*raw_calls, {"function": m["function_call"]}]
-            if text or not raw_calls:
-                steps.append(Step(index=len(steps), kind="assistant", text=text, **base))
+            has_blocks = isinstance(content, list) and any(
+                isinstance(b, dict) and (str(b.get("type")) in _CALL_BLOCKS or "functionCall" in b
+                                         or "function_call" in b) for b in content)
+            if text or not (raw_calls or has_blocks):
+                r.add("assistant", at_, text, at=at)
             for j, call in enumerate(raw_calls):
-                name, args, keys, cid = _call(call, f"{at_}.tool_calls[{j}]")
-                if cid:
-                    calls[cid] = name
-                steps.append(Step(index=len(steps), kind="tool_call", tool=name, arguments=args,
-                                  arg_keys=keys, call_id=cid, writes=writes(name), **base))
-    return steps
+                if not isinstance(call, dict):
+                    raise InvalidInput(f"{at_}.tool_calls[{j}]", "a tool call must be an object")
+                fn = call.get("function", call)
+                fn = fn if isinstance(fn, dict) else {}
+                w = f"{at_}.tool_calls[{j}].function"
+                r.call(fn.get("name"), fn.get("arguments"), call.get("id"), f"{w}.name", at,
+                       f"{w}.arguments")
+            _blocks(r, content, blocks_at, at)
+    return r.steps
 
 
 def content_hash(t: TraceIn) -> str:

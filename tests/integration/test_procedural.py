@@ -136,6 +136,65 @@ def test_traces_to_skills_revision_and_reads(api: TestClient, memory: Memory) ->
     assert api.get(f"/v1/skills/{now['id']}", headers=auth()).status_code == 404
 
 
+def shaped(owner: str, n: int, shape: str) -> dict[str, Any]:
+    """A successful get_order -> cancel_order run as Anthropic, OpenAI Responses or Gemini
+    clients write it."""
+    ask, args = "Please cancel my last order, I am user u_7", {"order_id": f"#{n}", "user_id": "u"}
+    messages: list[dict[str, Any]]
+    if shape == "anthropic":
+        messages = [{"role": "user", "content": ask}]
+        for i, tool in enumerate(["get_order", "cancel_order"]):
+            messages += [
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": f"toolu_{i}", "name": tool, "input": args}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "{}"}]}]
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": "Done."}]})
+    elif shape == "responses":
+        messages = [{"type": "message", "role": "user",
+                     "content": [{"type": "input_text", "text": ask}]}]
+        for i, tool in enumerate(["get_order", "cancel_order"]):
+            messages += [{"type": "function_call", "call_id": f"call_{i}", "name": tool,
+                          "arguments": json.dumps(args)},
+                         {"type": "function_call_output", "call_id": f"call_{i}", "output": "{}"}]
+        messages.append({"type": "message", "role": "assistant",
+                         "content": [{"type": "output_text", "text": "Done."}]})
+    else:
+        messages = [{"role": "user", "parts": [{"text": ask}]}]
+        for tool in ["get_order", "cancel_order"]:
+            call_ = {"functionCall": {"name": tool, "args": args}}
+            result = {"functionResponse": {"name": tool, "response": {}}}
+            messages += [{"role": "model", "parts": [call_]}, {"role": "user", "parts": [result]}]
+        messages.append({"role": "model", "parts": [{"text": "Done."}]})
+    return {"owner": owner, "started_at": f"2024-05-{10 + n:02d}T12:00:00+02:00",
+            "messages": messages, "outcome": "success"}
+
+
+def test_anthropic_responses_and_gemini_runs_form_one_skill(api: TestClient,
+                                                            memory: Memory) -> None:
+    o = new_owner()
+    batch = [shaped(o, n, shape) for n, shape in enumerate(["anthropic", "responses", "gemini"])]
+    r = api.post("/v1/traces", json={"traces": batch}, headers=auth())
+    assert r.status_code == 201, r.text
+    drain(memory, "tenant-a")
+    skills = api.post("/v1/skills/search", json={"query": "cancel my order", "owner": o},
+                      headers=auth()).json()["skills"]
+    assert len(skills) == 1 and skills[0]["successes"] == 3
+    assert [s["tool"] for s in skills[0]["steps"]] == ["get_order", "cancel_order"]
+    assert skills[0]["steps"][1]["writes"] and skills[0]["steps"][1]["keys"] == ["order_id",
+                                                                                 "user_id"]
+    detail = api.get(f"/v1/skills/{skills[0]['id']}", headers=auth()).json()
+    assert len(detail["supporting"]) == 3
+    for c in detail["supporting"]:  # each run: one user turn, two calls with their results
+        case = api.get(f"/v1/cases/{c['id']}", headers=auth()).json()
+        assert [s["kind"] for s in case["steps"]] == ["user", "tool_call", "tool_result",
+                                                      "tool_call", "tool_result", "assistant"]
+    bad = {**batch[0], "messages": [{"type": "function_call", "arguments": "{}"}]}
+    res = api.post("/v1/traces", json=bad, headers=auth())
+    assert res.status_code == 422 and res.json()["field"] == "traces[0].messages[0].name"
+    api.delete(f"/v1/owners/{o}", headers=auth())
+
+
 def test_context_brings_the_best_skill_with_its_cases(api: TestClient, memory: Memory) -> None:
     o = new_owner()
     good = ["get_order", "cancel_order"]

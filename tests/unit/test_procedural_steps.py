@@ -122,3 +122,120 @@ def test_stretches_partition_the_steps(kinds: list[str]) -> None:
     parts = stretches(steps, boundaries(steps))
     assert [s for p in parts for s in p] == steps
     assert all(parts)
+
+
+def test_anthropic_messages_give_calls_and_results() -> None:
+    steps = to_steps([
+        {"role": "user", "content": "Cancel order #7 please"},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "look it up first"},
+            {"type": "text", "text": "Let me check."},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": {"id": "#7"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1",
+             "content": [{"type": "text", "text": '{"status": "open"}'}]}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_2", "name": "cancel_order",
+             "input": {"id": "#7", "reason": "asked"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "refused",
+             "is_error": True},
+            {"type": "text", "text": "Why did that fail?"}]},
+    ])
+    assert [s.kind for s in steps] == ["user", "assistant", "tool_call", "tool_result",
+                                       "tool_call", "tool_result", "user"]
+    assert steps[1].text == "Let me check."  # the thinking block is no text of the run
+    assert steps[2].tool == "get_order" and steps[2].writes is False
+    assert steps[3].tool == "get_order" and steps[3].text == '{"status": "open"}'
+    assert steps[4].arg_keys == ["id", "reason"] and steps[4].writes is True
+    assert steps[5].error and steps[5].tool == "cancel_order" and steps[6].text.startswith("Why")
+
+
+def test_openai_responses_items_give_calls_and_results() -> None:
+    steps = to_steps([
+        {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "Refund my order #9"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_order",
+         "arguments": '{"id": "#9"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": '{"paid": 20}'},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed",
+         "action": {"type": "search", "query": "refund policy"}},
+        {"type": "function_call", "call_id": "call_2", "name": "refund_order",
+         "arguments": '{"id": "#9", "amount": 20}'},
+        {"type": "function_call_output", "call_id": "call_2", "output": "Error: too late"},
+        {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Sorry, it is too late."}]},
+    ])
+    assert [s.kind for s in steps] == ["user", "tool_call", "tool_result", "tool_call",
+                                       "tool_call", "tool_result", "assistant"]
+    assert steps[0].text == "Refund my order #9"
+    assert steps[2].tool == "get_order" and steps[2].call_id == "call_1"
+    assert steps[3].tool == "web_search" and steps[3].writes is False
+    assert steps[3].arg_keys == ["query", "type"]
+    assert steps[4].tool == "refund_order" and steps[4].writes is True
+    assert steps[5].error and steps[5].tool == "refund_order"
+
+
+def test_gemini_contents_give_calls_and_results() -> None:
+    steps = to_steps([
+        {"role": "user", "parts": [{"text": "Cancel order #3"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "get_order", "args": {"id": "#3"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "get_order",
+                                                         "response": {"status": "open"}}}]},
+        {"role": "model", "parts": [{"text": "Cancelling."},
+                                    {"function_call": {"name": "cancel_order",
+                                                       "args": {"id": "#3"}}}]},
+        {"role": "function", "parts": [{"functionResponse": {"name": "cancel_order",
+                                                             "response": {"ok": True}}}]},
+    ])
+    assert [s.kind for s in steps] == ["user", "tool_call", "tool_result", "assistant",
+                                       "tool_call", "tool_result"]
+    assert steps[0].text == "Cancel order #3" and steps[1].arg_keys == ["id"]
+    assert steps[2].tool == "get_order" and steps[2].text == '{"status": "open"}'
+    assert steps[4].tool == "cancel_order" and steps[4].writes is True
+    assert steps[5].tool == "cancel_order"
+
+
+@pytest.mark.parametrize(("messages", "field"), [
+    ([{"type": ["x"]}], "messages[0].type"),
+    ([{"type": "unknown_item"}], "messages[0].role"),
+    ([{"type": "function_call", "arguments": "{}"}], "messages[0].name"),
+    ([{"type": "function_call", "name": "f", "arguments": [1]}], "messages[0].arguments"),
+    ([{"role": "assistant", "content": [{"type": "tool_use", "input": {}}]}],
+     "messages[0].content[0].name"),
+    ([{"role": "model", "parts": [{"functionCall": {"args": {}}}]}],
+     "messages[0].parts[0].functionCall.name"),
+    ([{"role": "user", "content": [{"type": "tool_result", "content": "x" * 101}]}],
+     "messages[0].content[0]"),
+])
+def test_bad_items_and_blocks_name_the_field(messages: list[dict[str, object]],
+                                             field: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        to_steps(messages, max_chars=100)
+    assert err.value.field == field
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["type", "role", "content", "parts", "name", "id", "call_id",
+                         "arguments", "input", "output", "text", "tool_use_id", "is_error",
+                         "functionCall", "functionResponse", "args", "response", "action",
+                         "tool_calls", "function", "tool_call_id"]), inner, max_size=5),
+    max_leaves=12)
+_KEYS = st.sampled_from(["type", "role", "content", "parts", "name", "call_id", "arguments",
+                         "output", "tool_calls", "tool_call_id", "function_call"])
+_VALUES = _JSON | st.sampled_from(["user", "assistant", "model", "tool", "function_call",
+                                   "function_call_output", "web_search_call", "mcp_call",
+                                   "tool_use", "tool_result", "message"])
+
+
+@given(st.lists(st.dictionaries(_KEYS, _VALUES, max_size=5), min_size=1, max_size=6))
+def test_any_message_shape_gives_steps_or_names_a_field(messages: list[dict[str, object]]) -> None:
+    try:
+        steps = to_steps(messages)
+    except InvalidInput as err:
+        assert err.field.startswith("messages[")
+    else:
+        assert [s.index for s in steps] == list(range(len(steps)))

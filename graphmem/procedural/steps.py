@@ -2,7 +2,8 @@
 
 Messages are read in the shapes agents produce, as they are:
 * OpenAI Chat Completions: ``role``, ``content``, ``tool_calls``, ``tool_call_id``, ``name`` (and
-  the legacy ``function_call``);
+  the legacy ``function_call``; a call's ``args`` as LangChain's ``AIMessage.tool_calls`` has
+  them);
 * OpenAI Responses API items: ``{"type": "message", "role", "content"}``, ``function_call`` /
   ``function_call_output`` (linked by ``call_id``), ``custom_tool_call``, ``mcp_call``, the
   built-in tools' ``*_call`` items (``web_search_call`` is the tool ``web_search``); ``reasoning``
@@ -227,8 +228,8 @@ def to_steps(messages: list[dict[str, Any]], where: str = "messages",
                 fn = call.get("function", call)
                 fn = fn if isinstance(fn, dict) else {}
                 w = f"{at_}.tool_calls[{j}].function"
-                r.call(fn.get("name"), fn.get("arguments"), call.get("id"), f"{w}.name", at,
-                       f"{w}.arguments")
+                raw = fn.get("arguments", fn.get("args"))  # args: LangChain's AIMessage
+                r.call(fn.get("name"), raw, call.get("id"), f"{w}.name", at, f"{w}.arguments")
             _blocks(r, content, blocks_at, at)
     return r.steps
 

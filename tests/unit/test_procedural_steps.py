@@ -55,10 +55,13 @@ def test_other_shapes_are_tolerated() -> None:
         {"role": "assistant", "content": "", "function_call": {"name": "lookup",
                                                                 "arguments": {"q": 1}}},
         {"role": "assistant", "tool_calls": [call("f", "not json")]},
+        {"role": "assistant", "tool_calls": [{"name": "g", "args": {"k": 1}, "id": "c9",
+                                              "type": "tool_call"}]},  # LangChain's shape
     ])
     assert steps[0].text == "hi" and steps[0].at == datetime(2024, 5, 15, 10, tzinfo=UTC)
     assert steps[1].tool == "lookup" and steps[1].arg_keys == ["q"]
     assert steps[2].arguments == "not json"
+    assert steps[3].tool == "g" and steps[3].arg_keys == ["k"] and steps[3].call_id == "c9"
     assert text_of(None) == ""
 
 

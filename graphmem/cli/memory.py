@@ -1,5 +1,5 @@
 """The commands over one tenant's memory: API keys, forgetting, retried extraction, audit
-queries, ingest and search."""
+queries, ingest (messages or runs) and search (messages, or skills and cases)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import os
 import secrets
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -17,8 +17,9 @@ from pydantic import ValidationError
 
 from graphmem.cli.common import Tenant, check_tenant, console, fail, progress_bar, tenant_memory
 from graphmem.config import Settings, hash_api_key
-from graphmem.errors import GraphMemError
+from graphmem.errors import GraphMemError, InvalidInput
 from graphmem.models import MessageIn, SearchRequest
+from graphmem.procedural.models import MAX_TRACES, SkillSearch, TraceIn
 
 
 def _env_keys() -> dict[str, str]:
@@ -125,26 +126,76 @@ def _batches(path: Path, fmt: str, batch: int) -> tuple[int, Iterable[list[Messa
         return len(messages), (messages[i : i + batch] for i in range(0, len(messages), batch))
     from graphmem.datasets import jsonl
 
-    try:  # the whole file is checked before Neo4j or the model is touched
-        total = jsonl.check(path)
+    return _checked(path, jsonl.parse), jsonl.read(path, batch)
+
+
+def _checked(path: Path, parse: Callable[[str], object]) -> int:
+    """How many records FILE holds, every line checked before Neo4j or the model is touched;
+    a bad line is FILE:LINE: reason on stderr and exit code 2."""
+    from graphmem.datasets import jsonl
+
+    try:
+        return jsonl.check(path, parse)
     except jsonl.BadLine as exc:
         console.print(f"{path}:{exc.line}: {exc.reason}", highlight=False, markup=False,
                       soft_wrap=True)
         raise typer.Exit(code=2) from None
-    return total, jsonl.read(path, batch)
+
+
+def _trace_line(max_chars: int) -> Callable[[str], TraceIn]:
+    """One line as a run, its messages read into steps as the API reads them."""
+    from graphmem.datasets import jsonl
+    from graphmem.procedural.steps import trace_steps
+
+    def parse(line: str) -> TraceIn:
+        trace = jsonl.parse_as(TraceIn, line)
+        try:
+            trace_steps(trace, "messages", max_chars)
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from None
+        return trace
+    return parse
+
+
+def _ingest_traces(file: Path, tenant: str, batch: int) -> None:
+    from graphmem.datasets import jsonl
+    from graphmem.service import Memory
+
+    settings = Settings()
+    parse = _trace_line(settings.max_text_chars)
+    total = _checked(file, parse)
+    mem = Memory.open(settings)
+    created = 0
+    try:
+        with progress_bar() as progress:
+            task = progress.add_task("ingesting runs", total=total)
+            for runs in jsonl.read_with(parse, file, min(batch, MAX_TRACES)):
+                report = mem.for_tenant(tenant).traces.ingest(runs)
+                created += report.created
+                progress.advance(task, len(report.ids))
+    finally:
+        mem.close()
+    typer.echo(f"{total} runs read, {created} new, {total - created} already stored; their cases "
+               "and skills form in the background (graphmem worker, or serve --worker)")
 
 
 def ingest(
     file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)],
     tenant: Tenant = "default",
-    format: Annotated[str, typer.Option(help="jsonl | locomo")] = "jsonl",
+    format: Annotated[str, typer.Option(help="jsonl | locomo | traces")] = "jsonl",
     batch: int = 200,
 ) -> None:
-    """Store the messages of FILE (JSON lines of messages, or a LoCoMo file). A malformed line
-    is reported as FILE:LINE: reason (exit 2) before anything is stored."""
-    if format not in ("jsonl", "locomo"):
-        raise typer.BadParameter(f"jsonl or locomo, not {format!r}", param_hint="--format")
+    """Store the messages of FILE (JSON lines of messages, or a LoCoMo file), or with --format
+    traces the runs of an agent (JSON lines, one run per line, with the fields of POST
+    /v1/traces). A malformed line is reported as FILE:LINE: reason (exit 2) before anything is
+    stored."""
+    if format not in ("jsonl", "locomo", "traces"):
+        raise typer.BadParameter(f"jsonl, locomo or traces, not {format!r}",
+                                 param_hint="--format")
     try:
+        if format == "traces":
+            _ingest_traces(file, tenant, batch)
+            return
         total, batches = _batches(file, format, batch)
         from graphmem.service import Memory
 
@@ -191,3 +242,48 @@ def search(
     except GraphMemError as exc:
         raise fail(exc) from exc
     typer.echo(result.model_dump_json(indent=2) if as_json else result.context)
+
+
+class SkillUnits(StrEnum):
+    skills = "skills"
+    cases = "cases"
+
+
+def skills(
+    query: str,
+    owner: Annotated[str, typer.Option(help="Whose procedural memory to search")],
+    tenant: Tenant = "default",
+    units: Annotated[SkillUnits, typer.Option(help="skills | cases")] = SkillUnits.skills,
+    k: int = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON")] = False,
+) -> None:
+    """Search an owner's skills (methods learned from runs) or single cases, for a request."""
+    from graphmem.retrieval.packing import skill_piece
+    from graphmem.service import Memory
+
+    try:
+        req = SkillSearch.model_validate({"query": query, "owner": owner, "k": k,
+                                          "units": units.value})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "query"
+        raise typer.BadParameter(first["msg"], param_hint=f"--{where}") from None
+    try:
+        mem = Memory.open(Settings())
+        try:
+            result = mem.for_tenant(tenant).skills.search(req)
+        finally:
+            mem.close()
+    except GraphMemError as exc:
+        raise fail(exc) from exc
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    for skill in result.skills:
+        typer.echo(f"## {skill.name} (version {skill.version}, {skill.id})\n"
+                   f"{skill_piece(skill).item.text}\n")
+    for case in result.cases:
+        tools = " -> ".join(a.tool + ("*" if a.writes else "") for a in case.actions)
+        typer.echo(f"## {case.outcome}: {case.intent} ({case.id})\n{tools or 'no tool call'}\n")
+    if not result.skills and not result.cases:
+        typer.echo(f"no {units.value} for {owner!r}")

@@ -1,17 +1,21 @@
-"""JSON lines of messages (one `MessageIn` object per line): checked in one streaming pass
-(`check`: the first bad line's number and why), read in batches with line numbers in every
-error."""
+"""JSON lines of messages (one `MessageIn` object per line), or of another model (``parse``,
+e.g. runs for procedural memory): checked in one streaming pass (`check`: the first bad line's
+number and why), read in batches with line numbers in every error."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from graphmem.errors import InvalidInput
 from graphmem.models import MessageIn
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class BadLine(ValueError):
@@ -25,8 +29,14 @@ class BadLine(ValueError):
 
 def parse(line: str) -> MessageIn:
     """One line as a message; ValueError naming what is wrong (the field, or the JSON error)."""
+    return parse_as(MessageIn, line)
+
+
+def parse_as(model: type[M], line: str) -> M:
+    """One line as a ``model``; ValueError naming what is wrong (the field, or the JSON
+    error)."""
     try:
-        return MessageIn.model_validate(json.loads(line))
+        return model.model_validate(json.loads(line))
     except json.JSONDecodeError as exc:
         raise ValueError(f"malformed JSON: {exc.msg} (column {exc.colno})") from None
     except ValidationError as exc:
@@ -35,9 +45,10 @@ def parse(line: str) -> MessageIn:
         raise ValueError(f"{where}: {first['msg']}" if where else first["msg"]) from None
 
 
-def check(path: str | Path) -> int:
+def check(path: str | Path, parse: Callable[[str], object] = parse) -> int:
     """Validate every line without keeping any (a file of any size): BadLine at the first bad
-    one (not UTF-8, not JSON, not a message); else how many messages the file holds."""
+    one (not UTF-8, not JSON, not a message: ``parse`` raised ValueError); else how many lines
+    the file holds."""
     count = 0
     with Path(path).open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
@@ -57,7 +68,13 @@ def check(path: str | Path) -> int:
 
 
 def read(path: str | Path, batch_size: int = 200) -> Iterator[list[MessageIn]]:
-    batch: list[MessageIn] = []
+    return read_with(parse, path, batch_size)
+
+
+def read_with(parse: Callable[[str], T], path: str | Path, batch_size: int = 200
+              ) -> Iterator[list[T]]:
+    """The lines as ``parse`` reads them, in batches; InvalidInput names a bad line."""
+    batch: list[T] = []
     with Path(path).open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():

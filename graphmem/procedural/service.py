@@ -29,7 +29,7 @@ from graphmem.procedural.models import (
     TraceIn,
     TraceReport,
 )
-from graphmem.procedural.steps import content_hash, to_steps, trace_id
+from graphmem.procedural.steps import content_hash, trace_id, trace_steps
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import rrf
 from graphmem.store import Store
@@ -85,9 +85,7 @@ class Procedural:
         ids = []
         for i, t in enumerate(traces):
             where = f"traces[{i}]"
-            parsed = to_steps(t.messages, f"{where}.messages", self._settings.max_text_chars)
-            if not any(s.kind == "user" for s in parsed):
-                raise InvalidInput(f"{where}.messages", "a trace needs at least one user message")
+            parsed = trace_steps(t, f"{where}.messages", self._settings.max_text_chars)
             id_, digest = t.id or trace_id(t), content_hash(t)
             ids.append(id_)
             if id_ in rows:

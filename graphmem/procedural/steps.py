@@ -234,6 +234,14 @@ def to_steps(messages: list[dict[str, Any]], where: str = "messages",
     return r.steps
 
 
+def trace_steps(t: TraceIn, where: str = "messages", max_chars: int = 100_000) -> list[Step]:
+    """A trace's steps (`to_steps`); InvalidInput also when no user turn says what was asked."""
+    steps = to_steps(t.messages, where, max_chars)
+    if not any(s.kind == "user" for s in steps):
+        raise InvalidInput(where, "a trace needs at least one user message")
+    return steps
+
+
 def content_hash(t: TraceIn) -> str:
     """What makes a trace the same trace (its outcome is not part of it: that may change)."""
     body = [t.owner, t.agent, t.session_id, t.task, t.started_at.isoformat(),

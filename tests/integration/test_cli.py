@@ -45,6 +45,37 @@ def test_ingest_reports_bad_line(env: None, tmp_path: Path) -> None:
     assert f"{path}:2: malformed JSON" in r.output
 
 
+def test_ingest_runs_and_search_skills(env: None, tmp_path: Path) -> None:
+    from tests.integration.test_procedural import shaped
+
+    who, tenant = owner(), f"t-{uuid.uuid4().hex[:10]}"
+    runs = [shaped(who, n, shape) for n, shape in enumerate(["anthropic", "responses", "gemini"])]
+    bad = tmp_path / "bad.jsonl"
+    broken = json.loads(json.dumps(runs[1]))
+    broken["messages"][1]["name"] = ""
+    bad.write_text(json.dumps(runs[0]) + "\n" + json.dumps(broken) + "\n")
+    runner = CliRunner()
+    r = runner.invoke(app, ["ingest", str(bad), "--format", "traces", "--tenant", tenant])
+    assert r.exit_code == 2 and f"{bad}:2: messages[1].name: a tool call needs a name" in r.output
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(run) + "\n" for run in runs))
+    r = runner.invoke(app, ["ingest", str(path), "--format", "traces", "--tenant", tenant])
+    assert r.exit_code == 0, r.output
+    assert "3 runs read, 3 new, 0 already stored" in r.output  # the bad file stored nothing
+    assert runner.invoke(app, ["worker", "--once", "--tenant", tenant]).exit_code == 0
+    r = runner.invoke(app, ["skills", "cancel my order", "--owner", who, "--tenant", tenant])
+    assert r.exit_code == 0, r.output
+    assert "## cancel_order (version 1" in r.output
+    assert "get_order(order_id, user_id) -> cancel_order(order_id, user_id)*" in r.output
+    r = runner.invoke(app, ["skills", "cancel", "--owner", who, "--tenant", tenant,
+                            "--units", "cases", "--json"])
+    assert len(json.loads(r.stdout)["cases"]) == 3
+    r = runner.invoke(app, ["skills", "cancel", "--owner", who, "--tenant", "someone-else"])
+    assert r.exit_code == 0 and "no skills for" in r.output
+    r = runner.invoke(app, ["skills", "cancel", "--owner", who, "--k", "0"])
+    assert r.exit_code == 2 and "--k" in r.output
+
+
 def test_schema_apply_and_status(env: None) -> None:
     runner = CliRunner()
     assert runner.invoke(app, ["schema", "apply"]).exit_code == 0

@@ -10,16 +10,22 @@ import shlex
 from collections.abc import Callable, Iterable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from graphmem.cli.common import Tenant, check_tenant, console, fail, progress_bar, tenant_memory
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import GraphMemError, InvalidInput
 from graphmem.models import MessageIn, SearchRequest
 from graphmem.procedural.models import MAX_TRACES, SkillSearch, TraceIn
+
+if TYPE_CHECKING:
+    from graphmem.tenant_memory import TenantMemory
+
+M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R")
 
 
 def _env_keys() -> dict[str, str]:
@@ -224,24 +230,34 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON")] = False,
 ) -> None:
     """Search an owner's memory and print the rendered context."""
-    from graphmem.service import Memory
+    req = _valid(SearchRequest, {"query": query, "owner": owner, "k": k, "method": method})
+    result = _searched(tenant, lambda tm: tm.search(req))
+    typer.echo(result.model_dump_json(indent=2) if as_json else result.context)
 
+
+def _valid(model: type[M], values: dict[str, Any]) -> M:
+    """A request from the command's options; a bad one names its option (exit 2)."""
     try:
-        req = SearchRequest.model_validate({"query": query, "owner": owner, "k": k,
-                                            "method": method})
+        return model.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "query"
         raise typer.BadParameter(first["msg"], param_hint=f"--{where}") from None
+
+
+def _searched(tenant: str, search: Callable[[TenantMemory], R]) -> R:
+    """``search`` on the tenant's memory (the schema applied first); a GraphMemError is one
+    line."""
+    from graphmem.service import Memory
+
     try:
         mem = Memory.open(Settings())
         try:
-            result = mem.for_tenant(tenant).search(req)
+            return search(mem.for_tenant(tenant))
         finally:
             mem.close()
     except GraphMemError as exc:
         raise fail(exc) from exc
-    typer.echo(result.model_dump_json(indent=2) if as_json else result.context)
 
 
 class SkillUnits(StrEnum):
@@ -259,23 +275,9 @@ def skills(
 ) -> None:
     """Search an owner's skills (methods learned from runs) or single cases, for a request."""
     from graphmem.retrieval.packing import skill_piece
-    from graphmem.service import Memory
 
-    try:
-        req = SkillSearch.model_validate({"query": query, "owner": owner, "k": k,
-                                          "units": units.value})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "query"
-        raise typer.BadParameter(first["msg"], param_hint=f"--{where}") from None
-    try:
-        mem = Memory.open(Settings())
-        try:
-            result = mem.for_tenant(tenant).skills.search(req)
-        finally:
-            mem.close()
-    except GraphMemError as exc:
-        raise fail(exc) from exc
+    req = _valid(SkillSearch, {"query": query, "owner": owner, "k": k, "units": units.value})
+    result = _searched(tenant, lambda tm: tm.skills.search(req))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return

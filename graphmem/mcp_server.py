@@ -249,14 +249,14 @@ def build_server(scope: Scope) -> MCPServer[Any]:
     @server.tool(annotations=WRITE)
     def add_traces(traces: list[TraceIn], ctx: Ctx) -> TraceReport:
         """Store runs (traces) of an agent, at most 100 per call: each {owner, started_at,
-        messages, outcome} plus optional id, agent, session_id, task, score, detail, conditions.
-        messages are the run's messages as the agent produced them: OpenAI chat messages
-        (assistant tool_calls, tool results with tool_call_id) or Responses API items
+        messages, outcome} plus optional id, agent, session_id, task, system, score, detail,
+        conditions. messages are the run's messages as the agent produced them: OpenAI chat
+        messages (assistant tool_calls, tool results with tool_call_id) or Responses API items
         (function_call, function_call_output), Anthropic messages (tool_use and tool_result
         content blocks) or Gemini contents (parts with functionCall and functionResponse);
-        outcome is success,
-        failure, partial or unknown. The same run sent again is stored once; a batch is written
-        whole or not at all. Cases and skills form from the runs in the background. Returns the
+        system is a system prompt sent apart from them. outcome is success, failure, partial
+        or unknown. The same run sent again is stored once; a batch is written whole or not at
+        all. Cases and skills form from the runs in the background. Returns the
         trace ids."""
         with tool_errors():
             batch = TraceBatch.model_validate({"traces": traces})

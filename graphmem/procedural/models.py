@@ -81,6 +81,10 @@ class TraceIn(_In):
     task: str | None = Field(default=None, max_length=2000,
                              description="What the run was asked to do, if the caller knows")
     started_at: UtcDatetime = Field(description="ISO 8601 with an offset; stored in UTC")
+    system: str | list[Any] | dict[str, Any] | None = Field(
+        default=None, description="The system prompt when the client sends it apart from the "
+        "messages (Anthropic's system, Gemini's system_instruction): a string, a list of text "
+        "parts, or a content with parts; it becomes the run's first step")
     messages: list[ChatMessage] = Field(
         min_length=1, max_length=MAX_MESSAGES,
         description="The run's messages as the agent produced them: OpenAI chat messages or "

@@ -235,8 +235,18 @@ def to_steps(messages: list[dict[str, Any]], where: str = "messages",
 
 
 def trace_steps(t: TraceIn, where: str = "messages", max_chars: int = 100_000) -> list[Step]:
-    """A trace's steps (`to_steps`); InvalidInput also when no user turn says what was asked."""
+    """A trace's steps (`to_steps`), after its system prompt when sent apart; InvalidInput also
+    when no user turn says what was asked. ``where``: the messages' field (``traces[0].messages``);
+    the system prompt's is its sibling."""
     steps = to_steps(t.messages, where, max_chars)
+    if t.system is not None:
+        system = t.system.get("parts") if isinstance(t.system, dict) else t.system
+        text = text_of(system)
+        if len(text) > max_chars:
+            field = where.rpartition(".")[0] + ".system" if "." in where else "system"
+            raise InvalidInput(field, f"{len(text)} characters; at most {max_chars}")
+        steps = [Step(index=0, kind="system", text=text),
+                 *(s.model_copy(update={"index": s.index + 1}) for s in steps)]
     if not any(s.kind == "user" for s in steps):
         raise InvalidInput(where, "a trace needs at least one user message")
     return steps
@@ -247,6 +257,8 @@ def content_hash(t: TraceIn) -> str:
     body = [t.owner, t.agent, t.session_id, t.task, t.started_at.isoformat(),
             json.dumps(t.messages, sort_keys=True, ensure_ascii=False),
             json.dumps(t.conditions, sort_keys=True)]
+    if t.system is not None:  # only then: the ids of runs sent without one stay as they were
+        body.append(json.dumps(t.system, sort_keys=True, ensure_ascii=False))
     return hashlib.sha256(json.dumps(body).encode("utf-8")).hexdigest()
 
 

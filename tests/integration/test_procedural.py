@@ -166,8 +166,11 @@ def shaped(owner: str, n: int, shape: str) -> dict[str, Any]:
             result = {"functionResponse": {"name": tool, "response": {}}}
             messages += [{"role": "model", "parts": [call_]}, {"role": "user", "parts": [result]}]
         messages.append({"role": "model", "parts": [{"text": "Done."}]})
+    system = {"anthropic": "You are an order agent.",
+              "gemini": {"parts": [{"text": "You are an order agent."}]}}.get(shape)
     return {"owner": owner, "started_at": f"2024-05-{10 + n:02d}T12:00:00+02:00",
-            "messages": messages, "outcome": "success"}
+            "messages": messages, "outcome": "success",
+            **({"system": system} if system else {})}
 
 
 def test_anthropic_responses_and_gemini_runs_form_one_skill(api: TestClient,
@@ -185,10 +188,13 @@ def test_anthropic_responses_and_gemini_runs_form_one_skill(api: TestClient,
                                                                                  "user_id"]
     detail = api.get(f"/v1/skills/{skills[0]['id']}", headers=auth()).json()
     assert len(detail["supporting"]) == 3
+    systems = 0
     for c in detail["supporting"]:  # each run: one user turn, two calls with their results
-        case = api.get(f"/v1/cases/{c['id']}", headers=auth()).json()
-        assert [s["kind"] for s in case["steps"]] == ["user", "tool_call", "tool_result",
-                                                      "tool_call", "tool_result", "assistant"]
+        kinds = [s["kind"] for s in api.get(f"/v1/cases/{c['id']}", headers=auth()).json()["steps"]]
+        systems += kinds[0] == "system"  # a system prompt sent apart (Anthropic, Gemini)
+        assert kinds[kinds[0] == "system":] == ["user", "tool_call", "tool_result", "tool_call",
+                                               "tool_result", "assistant"]
+    assert systems == 2
     bad = {**batch[0], "messages": [{"type": "function_call", "arguments": "{}"}]}
     res = api.post("/v1/traces", json=bad, headers=auth())
     assert res.status_code == 422 and res.json()["field"] == "traces[0].messages[0].name"

@@ -242,3 +242,26 @@ def test_any_message_shape_gives_steps_or_names_a_field(messages: list[dict[str,
         assert err.field.startswith("messages[")
     else:
         assert [s.index for s in steps] == list(range(len(steps)))
+
+
+def test_a_system_prompt_sent_apart_is_the_first_step() -> None:
+    from graphmem.procedural.steps import trace_steps
+
+    def t(**kw: object) -> TraceIn:
+        return TraceIn.model_validate({"owner": "a", "started_at": "2024-05-15T12:00:00Z",
+                                       "messages": [{"role": "user", "content": "x"}], **kw})
+
+    plain = trace_steps(t())
+    anthropic = trace_steps(t(system=[{"type": "text", "text": "You are an order agent."}]))
+    gemini = trace_steps(t(system={"parts": [{"text": "Be brief."}]}))
+    assert [s.kind for s in plain] == ["user"]
+    assert [(s.index, s.kind) for s in anthropic] == [(0, "system"), (1, "user")]
+    assert anthropic[0].text == "You are an order agent." and gemini[0].text == "Be brief."
+    assert trace_steps(t(system="policy"))[0].text == "policy"
+    assert trace_id(t()) != trace_id(t(system="policy"))  # part of what the run is
+    with pytest.raises(InvalidInput) as err:
+        trace_steps(t(system="p" * 11), "traces[2].messages", max_chars=10)
+    assert err.value.field == "traces[2].system"
+    with pytest.raises(InvalidInput) as err:
+        trace_steps(t(messages=[{"role": "assistant", "content": "hi"}], system="p"))
+    assert err.value.field == "messages"  # a system prompt is no request

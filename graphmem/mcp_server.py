@@ -274,9 +274,7 @@ def build_server(scope: Scope) -> MCPServer[Any]:
         with tool_errors():
             body = OutcomeIn.model_validate({"outcome": outcome, "score": score,
                                              "detail": detail})
-            row = scope(ctx).traces.set_outcome(trace_id, body)
-            return OutcomeReport(id=row["id"], outcome=row["outcome"],
-                                 previous=row["previous"])
+            return scope(ctx).traces.set_outcome(trace_id, body)
 
     @server.tool(annotations=READ)
     def search_skills(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphmem import audit
 from graphmem.errors import InvalidInput
@@ -48,6 +48,7 @@ from graphmem.models import (
 from graphmem.procedural.models import (
     CaseDetail,
     OutcomeIn,
+    OutcomeReport,
     SkillDetail,
     SkillHistory,
     SkillSearch,
@@ -187,7 +188,7 @@ class Traces(_Bound):
     def ingest(self, traces: Sequence[TraceIn]) -> TraceReport:
         return self._memory.procedural.ingest(self._tenant, traces)
 
-    def set_outcome(self, id_: str, body: OutcomeIn) -> dict[str, Any]:
+    def set_outcome(self, id_: str, body: OutcomeIn) -> OutcomeReport:
         return self._memory.procedural.set_outcome(self._tenant, id_, body)
 
     def forget(self, id_: str) -> ForgetReport:

@@ -9,6 +9,7 @@ import secrets
 import shlex
 from collections.abc import Callable, Iterable
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -175,7 +176,9 @@ def _ingest_traces(file: Path, tenant: str, batch: int) -> None:
     try:
         with progress_bar() as progress:
             task = progress.add_task("ingesting runs", total=total)
-            for runs in jsonl.read_with(parse, file, min(batch, MAX_TRACES)):
+            # checked whole above; the service reads each run's steps as it stores it
+            for runs in jsonl.read_with(partial(jsonl.parse_as, TraceIn), file,
+                                        min(batch, MAX_TRACES)):
                 report = mem.for_tenant(tenant).traces.ingest(runs)
                 created += report.created
                 progress.advance(task, len(report.ids))

@@ -21,6 +21,7 @@ from graphmem.procedural.models import (
     CaseDetail,
     FormReport,
     OutcomeIn,
+    OutcomeReport,
     Skill,
     SkillDetail,
     SkillHistory,
@@ -114,13 +115,13 @@ class Procedural:
         created = sum(1 for w in written if w["created"])
         return TraceReport(ids=ids, created=created, duplicates=len(ids) - created)
 
-    def set_outcome(self, tenant: str, id_: str, body: OutcomeIn) -> dict[str, Any]:
+    def set_outcome(self, tenant: str, id_: str, body: OutcomeIn) -> OutcomeReport:
         """Record an outcome later; the trace's cases and the owner's skills form again."""
         row = self._p(tenant).set_outcome(id_, body.model_dump(), datetime.now(UTC),
                                           self._settings.formation_jobs)
         if row is None:
             raise NotFound(f"no trace {id_!r}")
-        return row
+        return OutcomeReport(id=row["id"], outcome=row["outcome"], previous=row["previous"])
 
     # --- formation (job handlers call these) --------------------------------------------------
     def form_trace(self, tenant: str, id_: str, jobs: bool = True) -> int:

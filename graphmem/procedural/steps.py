@@ -154,6 +154,13 @@ def _item(r: _Reader, m: dict[str, Any], kind: Any, at_: str, at: Any) -> None:
                            f"API item type), got {m.get('role')!r}")
 
 
+def _calls_tool(b: dict[str, Any]) -> bool:
+    """An Anthropic tool-use block or a Gemini function-call part."""
+    kind = b.get("type")
+    return ((isinstance(kind, str) and kind in _CALL_BLOCKS)
+            or isinstance(b.get("functionCall", b.get("function_call")), dict))
+
+
 def _blocks(r: _Reader, content: Any, at_: str, at: Any) -> None:
     """The tool calls and tool results among a message's content blocks (Anthropic) or parts
     (Gemini), in order. ``at_``: where the list is (``messages[3].content``)."""
@@ -218,8 +225,7 @@ def to_steps(messages: list[dict[str, Any]], where: str = "messages",
             if isinstance(m.get("function_call"), dict):
                 raw_calls = [*raw_calls, {"function": m["function_call"]}]
             has_blocks = isinstance(content, list) and any(
-                isinstance(b, dict) and (str(b.get("type")) in _CALL_BLOCKS or "functionCall" in b
-                                         or "function_call" in b) for b in content)
+                isinstance(b, dict) and _calls_tool(b) for b in content)
             if text or not (raw_calls or has_blocks):
                 r.add("assistant", at_, text, at=at)
             for j, call in enumerate(raw_calls):

@@ -185,6 +185,23 @@ def rows(records: list[neo4j.Record]) -> list[Row]:
     return out
 
 
+ALREADY_BUILT = "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
+
+
+def schema_statement(session: Session, statement: str, params: dict[str, Any]) -> None:
+    """One schema command. An index or constraint that another process created in the meantime
+    is what this one wanted: ``IF NOT EXISTS`` checks before it creates, so two processes
+    opening a new database together (``graphmem serve --workers N``, a worker beside the API)
+    both pass the check, and the later one's creation fails as equivalent to the earlier one's.
+    That failure is success here; any other (a name taken by a different index) is raised."""
+    try:
+        session.run(statement, params).consume()
+    except nx.ClientError as exc:
+        if exc.code != ALREADY_BUILT:
+            raise
+        log.debug("schema: built meanwhile by another process: %s", exc.message)
+
+
 class Store:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -325,10 +342,10 @@ class Store:
 
     def run_statements(self, name: str, **params: Any) -> None:
         """Run each statement of a named file in its own auto-commit transaction (schema
-        commands, which cannot share a transaction with other work)."""
+        commands, which cannot share a transaction with other work). See `schema_statement`."""
         with _translated(), self._session() as session:
             for statement in cypher.statements(cypher.load(name)):
-                session.run(statement, **params).consume()
+                schema_statement(session, statement, params)
 
     def write_tx(self, work: Callable[[ManagedTransaction], Any]) -> Any:
         """Run ``work`` in one write transaction: all of it commits, or none of it."""

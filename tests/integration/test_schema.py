@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from neo4j.exceptions import ClientError
 
 from graphmem import cypher as named
 from graphmem.errors import SchemaMismatch
 from graphmem.service import Memory
+from graphmem.store.core import schema_statement
 
 
 def test_indexes_online_and_idempotent(memory: Memory, cypher: Any) -> None:
@@ -53,3 +57,36 @@ def test_an_owner_is_read_through_an_index(memory: Memory, name: str) -> None:
 def _operators(plan: Any) -> list[str]:
     return [plan["operatorType"].split("@")[0],
             *(op for child in plan.get("children", []) for op in _operators(child))]
+
+
+def test_an_index_built_meanwhile_by_another_process_is_success(memory: Memory) -> None:
+    """`IF NOT EXISTS` checks before it creates: of two processes opening a new database
+    together, the later one's creation fails as equivalent to the earlier one's. Shown here
+    without the race: the same index created again without the check."""
+    with memory.store._session() as session:
+        schema_statement(session, "CREATE INDEX message_time FOR (m:Message) ON (m.timestamp)",
+                         {})
+        with pytest.raises(ClientError, match="already exists"):  # a name taken otherwise
+            schema_statement(session, "CREATE INDEX message_time FOR (m:Message) ON (m.text)",
+                             {})
+
+
+def test_processes_opening_the_database_together_all_start(memory: Memory, cypher: Any) -> None:
+    """Several processes (here threads, each with its own sessions) applying the schema at
+    once, with indexes to build: every one of them starts (one API process of
+    `graphmem serve --workers 2` crashed on a new database before)."""
+    dropped = ("message_time", "session_owner", "sentence_owner")
+    for name in dropped:
+        cypher(f"DROP INDEX {name} IF EXISTS")
+    start = threading.Barrier(4)
+
+    def open_store() -> None:
+        start.wait()
+        memory.store.apply_schema(memory.embedder.name, memory.embedder.dimensions)
+
+    with ThreadPoolExecutor(4) as pool:
+        for done in [pool.submit(open_store) for _ in range(4)]:
+            done.result()
+    rows = cypher("SHOW INDEXES YIELD name, state RETURN name, state")
+    states = {r["name"]: r["state"] for r in rows}
+    assert all(states[name] == "ONLINE" for name in dropped), states

@@ -56,6 +56,8 @@ class Plan:
     unit_candidates: int
     """Hits per episode or observation recall list."""
     overfetch: int
+    one_round_trip: bool
+    """``vector`` and ``fulltext`` in one query (`RetrievalSettings.one_round_trip`)."""
     budget: int | None
     """Messages to return after expansion; None: the first k nuclei, each with its window."""
     expand: tuple[int, int] | None
@@ -133,7 +135,8 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         # for k nuclei, 3k (at least 20) per list: ranks beyond that barely move the top k
         candidates=rs.candidates if budget is not None else min(rs.candidates,
                                                                   max(3 * req.k, 20)),
-        unit_candidates=rs.candidates, overfetch=rs.overfetch, budget=budget, expand=expand,
+        unit_candidates=rs.candidates, overfetch=rs.overfetch,
+        one_round_trip=rs.one_round_trip, budget=budget, expand=expand,
         decay=decay, rrf_k=rs.rrf_k, time_hint="off" if single else req.time_hint,
         now=req.as_of or now, session_prior=rs.session_prior and req.method == "rrf_windows",
         session_depth=rs.session_depth, window_split=rs.window_split,

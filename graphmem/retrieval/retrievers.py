@@ -7,7 +7,7 @@ functions elsewhere."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -60,6 +60,12 @@ def index_of(list_name: str) -> Index:
     return "sparse" if list_name.endswith("sparse") else "fulltext"
 
 
+def candidates(list_name: str, rows: Sequence[Mapping[str, Any]]) -> list[Candidate]:
+    """Best-first rows ``{id, score[, messages]}`` of one list as its ranked candidates."""
+    return [Candidate(r["id"], list_name, n, r["score"], tuple(r.get("messages") or ()))
+            for n, r in enumerate(rows, start=1)]
+
+
 class Retriever(ABC):
     """A recall unit. Subclasses name their lists and run one index search per list."""
 
@@ -81,9 +87,11 @@ class Retriever(ABC):
             if not text:
                 return []
             param = {"query": text}
-        rows = self._search(index, query, param)
-        return [Candidate(r["id"], list_name, n, r["score"], tuple(r.get("messages") or ()))
-                for n, r in enumerate(rows, start=1)]
+        return candidates(list_name, self._search(index, query, param))
+
+    def recall_many(self, list_names: Sequence[str], query: Query) -> dict[str, list[Candidate]]:
+        """Several of this retriever's lists (by default one index search each, in turn)."""
+        return {n: self.recall(n, query) for n in list_names}
 
     @abstractmethod
     def _search(self, index: Index, query: Query, param: dict[str, Any]) -> list[dict[str, Any]]:
@@ -99,6 +107,19 @@ class SentenceRetriever(Retriever):
 
     def __init__(self, store: TenantStore) -> None:
         self._store = store
+
+    def recall_many(self, list_names: Sequence[str], query: Query) -> dict[str, list[Candidate]]:
+        """With both ``vector`` and ``fulltext`` among ``list_names`` (and the query's vector
+        and text), those two in one round trip (`TenantStore.hybrid_search`: the same hits);
+        any other list on its own."""
+        if not ({"vector", "fulltext"} <= set(list_names) and query.vector is not None
+                and query.fulltext):
+            return super().recall_many(list_names, query)
+        by_vector, by_text = self._store.hybrid_search(
+            query.owner, query.vector, query.fulltext, query.k, query.overfetch, query.filters)
+        found = {"vector": candidates("vector", [{"id": i, "score": s} for i, s in by_vector]),
+                 "fulltext": candidates("fulltext", [{"id": i, "score": s} for i, s in by_text])}
+        return {n: found[n] if n in found else self.recall(n, query) for n in list_names}
 
     def _search(self, index: Index, query: Query, param: dict[str, Any]) -> list[dict[str, Any]]:
         search: Callable[..., list[tuple[str, float]]] = (

@@ -46,15 +46,15 @@ from graphmem.store.facts import FactStore
 from graphmem.store.windows import WindowStore
 
 Timings = dict[str, float]
-STAGES = ("plan", "embed", "vector", "fulltext", "fusion", "time_range", "expansion", "rerank",
-          "select", "pack")
+STAGES = ("plan", "embed", "vector", "fulltext", "hybrid", "fusion", "time_range", "expansion",
+          "rerank", "select", "pack")
 """The stages `search` times (one-shot methods; a window list is timed under its own name, e.g.
 ``window3_fulltext``): resolving the plan, embedding the query, each index query (a round
-trip), fusion, the time-range check of a query that names a time (a round trip), the
-neighbours' fetch (a round trip; with the learned re-ranking, the windows of every candidate it
-re-ranks when they are few, see `SHARED_READ`), the learned re-ranking (the model, and else the
-messages it reads, a round trip), selection, packing the result; with a sparse model also
-`SPARSE_STAGES`."""
+trip; ``hybrid``: ``vector`` and ``fulltext`` in one, see `message_lists`), fusion, the
+time-range check of a query that names a time (a round trip), the neighbours' fetch (a round
+trip; with the learned re-ranking, the windows of every candidate it re-ranks when they are
+few, see `SHARED_READ`), the learned re-ranking (the model, and else the messages it reads, a
+round trip), selection, packing the result; with a sparse model also `SPARSE_STAGES`."""
 SHARED_READ = 10
 """The learned re-ranking reads the windows of every candidate it re-ranks, in one query, when
 they are at most this many more than the heads that keep their windows; else the messages of
@@ -157,22 +157,36 @@ def message_lists(
 ) -> dict[str, list[Candidate]]:
     """Every message recall list of the plan. With a pool, the fulltext lists, and the sparse
     list with its query's encoding, run while the query is being embedded; then the vector
-    lists run side by side, the first on the caller's thread."""
+    lists run side by side, the first on the caller's thread. With ``plan.one_round_trip``, the
+    message lists ``vector`` and ``fulltext`` run together, once the query is embedded, in one
+    query on the caller's thread (timed as ``hybrid``)."""
     retrievers = message_retrievers(store, plan)
+    together = (plan.one_round_trip and bool(plan.fulltext) and plan.embed
+                and {"vector", "fulltext"} <= set(retrievers))
     text_only = _query(plan, plan.candidates)
     pending: dict[str, Future[list[Candidate]]] = {}
     if pool is not None:
         pending = {n: pool.submit(_recall, r, n, text_only, timings)
-                   for n, r in retrievers.items() if index_of(n) == "fulltext" and plan.fulltext}
+                   for n, r in retrievers.items() if index_of(n) == "fulltext" and plan.fulltext
+                   and not (together and n == "fulltext")}
     if "sparse" in retrievers and pool is not None:
         pending["sparse"] = pool.submit(_sparse_recall, retrievers["sparse"], plan.query,
                                         text_only, sparse, timings)
     query = _query(plan, plan.candidates, embedder, timings)
-    if pool is not None and query.vector is not None:
-        vectors = [n for n in retrievers if index_of(n) == "vector"]
+    done: dict[str, list[Candidate]] = {}
+    vectors = [n for n in retrievers if index_of(n) == "vector" and n not in pending]
+    if together and query.vector is not None:
+        vectors.remove("vector")
+        if pool is not None:
+            pending.update((n, pool.submit(_recall, retrievers[n], n, query, timings))
+                           for n in vectors)
+        t = clock(timings)
+        done = retrievers["vector"].recall_many(("vector", "fulltext"), query)
+        lap(timings, "hybrid", t)
+    elif pool is not None and query.vector is not None:
         pending.update((n, pool.submit(_recall, retrievers[n], n, query, timings))
                        for n in vectors[1:])
-    return {n: pending[n].result() if n in pending
+    return {n: done[n] if n in done else pending[n].result() if n in pending
             else _sparse_recall(r, plan.query, query, sparse, timings) if n == "sparse"
             else _recall(r, n, query, timings)
             for n, r in retrievers.items()}

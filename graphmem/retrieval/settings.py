@@ -21,6 +21,10 @@ class RetrievalSettings:
     """How many hits each recall list (vector, fulltext) contributes before fusion."""
     overfetch: int = 8
     """ANN/fulltext results fetched per wanted hit, before the tenant/owner filter drops others'."""
+    one_round_trip: bool = True
+    """The message lists ``vector`` and ``fulltext`` in one query, once the query is embedded
+    (the same hits); False: the fulltext query runs while the query is being embedded, then the
+    vector query (less wait on an idle server, two round trips)."""
     expand_before: int = 1
     expand_after: int = 2
     neighbour_decay: float = 0.35

@@ -37,7 +37,7 @@ from graphmem.errors import (
     StoreUnavailable,
 )
 from graphmem.store import scope
-from graphmem.store.tenant import TenantStore
+from graphmem.store.tenant import SearchFailed, TenantStore
 
 Row = dict[str, Any]
 T = TypeVar("T")
@@ -265,20 +265,25 @@ class Store:
 
     # --- low level --------------------------------------------------------------------------
     def run(self, name: str, *, write: bool = False, plain: bool = False,
-            **params: Any) -> list[Row]:
+            fallback: bool = True, **params: Any) -> list[Row]:
         """Run one named query in its own transaction (retried on transient errors); its
         SEARCH variant on a server that filters vector search inside the index. A read's query
         vector (``vector``) goes as a vector value where the connection carries them (the same
         64-bit values: the same hits and scores). ``plain``: the query returns only plain
         values (strings, numbers, booleans, nulls, lists and maps of them; times as integers):
         its rows are taken as the driver gives them, not walked for date-times (`rows`; for
-        the windows of 20 search hits, 150 us less)."""
+        the windows of 20 search hits, 150 us less). ``fallback``: a failed SEARCH is answered
+        as `_search_failed` says; False: it raises `SearchFailed` (counted and logged the same)
+        and the caller answers otherwise."""
         if not write and isinstance(params.get("vector"), list) and self.vector_values:
             params = {**params, "vector": Vector(np.asarray(params["vector"], dtype=np.float64))}
         if (variant := search_variant(name)) is not None and self.vector_filters:
             try:
                 return self._execute(variant, write, params, plain)
             except nx.DatabaseError as exc:
+                if not fallback:
+                    self._note_search_failure(variant, params, exc)
+                    raise SearchFailed(variant) from exc
                 return self._search_failed(name, variant, write, params, exc)
         return self._execute(name, write, params, plain)
 
@@ -292,20 +297,25 @@ class Store:
         vectors, the caller's ``k`` best, in the SEARCH query's shape, marked ``exact``:
         nothing more to fetch); else the over-fetching query. Logged once per query, counted
         every time."""
-        metrics.SEARCH_FALLBACKS.labels(variant).inc()
         exact = exact_variant(name)
-        level = logging.DEBUG if variant in self._search_failures_logged else logging.WARNING
-        self._search_failures_logged.add(variant)
-        log.log(level, "%s failed on Neo4j %s (%s); %s answers instead (logged once, counted "
-                "in graphmem_vector_search_fallbacks_total)", variant, self.server_version,
-                exc.message, exact or name)
-        log.debug("failed SEARCH parameters: %s",
-                  {k: v for k, v in params.items() if k != "vector"})
+        self._note_search_failure(variant, params, exc, exact or name)
         if exact is None:
             return self._execute(name, write, params)
         fetch = params["fetch"]
         rows = self._execute(exact, write, {**params, "k": min(params.get("k", fetch), fetch)})
         return [{"fetched": len(rows), "hits": rows, "exact": True}]
+
+    def _note_search_failure(self, variant: str, params: dict[str, Any], exc: nx.DatabaseError,
+                             instead: str = "its parts, each on its own") -> None:
+        """Count a failed SEARCH query; log it once per query (then at debug level)."""
+        metrics.SEARCH_FALLBACKS.labels(variant).inc()
+        level = logging.DEBUG if variant in self._search_failures_logged else logging.WARNING
+        self._search_failures_logged.add(variant)
+        log.log(level, "%s failed on Neo4j %s (%s); answered instead by %s (logged once, counted "
+                "in graphmem_vector_search_fallbacks_total)", variant, self.server_version,
+                exc.message, instead)
+        log.debug("failed SEARCH parameters: %s",
+                  {k: v for k, v in params.items() if k != "vector"})
 
     def _execute(self, name: str, write: bool, params: dict[str, Any],
                  plain: bool = False) -> list[Row]:

@@ -28,6 +28,11 @@ NEAR_REACH = 3
 B = TypeVar("B", bound="TenantBound")
 
 
+class SearchFailed(Exception):
+    """A SEARCH query failed on the server, and its caller asked to answer otherwise
+    (`Store.run` with ``fallback=False``)."""
+
+
 @dataclass(frozen=True)
 class Filters:
     """Restrictions every recall list applies (event time: from inclusive, to exclusive)."""
@@ -60,12 +65,13 @@ class TenantBound:
         self.tenant = tenant
 
     def _run(self, name: str, *, write: bool = False, plain: bool = False,
-             **params: Any) -> list[Row]:
-        """``name`` run for this tenant (``plain``: see `Store.run`)."""
+             fallback: bool = True, **params: Any) -> list[Row]:
+        """``name`` run for this tenant (``plain``, ``fallback``: see `Store.run`)."""
         owner = params.get("owner")
         if isinstance(owner, str):
             params["scope"] = scope_token(self.tenant, owner)
-        return self._store.run(name, write=write, plain=plain, tenant=self.tenant, **params)
+        return self._store.run(name, write=write, plain=plain, fallback=fallback,
+                               tenant=self.tenant, **params)
 
     def _run_plain(self, name: str, **params: Any) -> list[Row]:
         """A read of plain values only (the search path's: ids, scores, text, times as
@@ -176,9 +182,13 @@ class TenantStore(TenantBound):
         hits, exhausted = ranked_search(self._run_plain, "queries/vector_search", k, overfetch,
                                         params, widen=False)
         if len(hits) < k and not exhausted:
-            rows = self._run_plain("queries/vector_search_exact", k=k, **params)
-            hits = [(r["id"], r["score"]) for r in rows]
+            hits = self._exact_vector(k, params)
         return hits
+
+    def _exact_vector(self, k: int, params: dict[str, Any]) -> list[tuple[str, float]]:
+        """The exact scan of the owner's sentences: the k best messages."""
+        rows = self._run_plain("queries/vector_search_exact", k=k, **params)
+        return [(r["id"], r["score"]) for r in rows]
 
     def fulltext_search(
         self, owner: str, query: str, k: int, overfetch: int, filters: Filters
@@ -190,6 +200,34 @@ class TenantStore(TenantBound):
         params = {"owner": owner, "query": query, "k": k, **filters.params()}
         return ranked_search(self._run_plain, "queries/fulltext_search", k, overfetch,
                              params)[0]
+
+    def hybrid_search(
+        self, owner: str, vector: list[float], query: str, k: int, overfetch: int,
+        filters: Filters,
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """`vector_search` and `fulltext_search` of the same owner, k and filters in one round
+        trip (`queries/hybrid_search`): the same hits as the two. Where either needs more than
+        its first read (too few vector hits: the exact scan; a filter that leaves fewer than k
+        text hits: a wider fetch), or a SEARCH query fails, that list alone is read again on
+        its own."""
+        params = {"owner": owner, "vector": vector, "query": query, "k": k, **filters.params()}
+        vector_fetch = min(max(k * (min(overfetch, FILTERED_OVERFETCH)
+                                    if self._store.vector_filters else overfetch), k), MAX_FETCH)
+        text_fetch = min(max(k * overfetch, k), MAX_FETCH)
+        try:
+            row = self._run("queries/hybrid_search", plain=True, fallback=False,
+                            vector_fetch=vector_fetch, text_fetch=text_fetch, **params)[0]
+        except SearchFailed:
+            return (self.vector_search(owner, vector, k, overfetch, filters),
+                    self.fulltext_search(owner, query, k, overfetch, filters))
+        vector_hits = [(r["id"], r["score"]) for r in _best_per_id(row["vector_hits"], k)]
+        if len(vector_hits) < k and row["vector_fetched"] >= vector_fetch:
+            vector_hits = self._exact_vector(k, {k_: v for k_, v in params.items()
+                                                 if k_ not in ("query", "k")})
+        text_hits = [(r["id"], r["score"]) for r in _best_per_id(row["text_hits"], k)]
+        if len(text_hits) < k and row["text_fetched"] >= text_fetch and text_fetch < MAX_FETCH:
+            text_hits = self.fulltext_search(owner, query, k, overfetch, filters)
+        return vector_hits, text_hits
 
     def sessions_of(self, ids: list[str]) -> dict[str, str]:
         """Message id -> its session id."""

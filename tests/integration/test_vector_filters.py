@@ -144,6 +144,7 @@ def test_a_query_vector_sent_as_a_vector_value_reads_the_same(memory: Memory,
                               "queries/procedural", "queries/turn_windows")
              for n in named.names(folder) if "$vector" in named.load(n)]
     params = {"owner": who, "fetch": 40, "k": 8, "size": 3, "t": T0, "known": None,
+              "vector_fetch": 40, "text_fetch": 40, "query": "cat", "scope": "none",
               **Filters().params()}
     execute = store._execute  # what run() sends on, after its conversions
     sent: list[Any] = []
@@ -312,3 +313,49 @@ def test_searches_neo4j_fails_after_deletions_are_answered_by_the_exact_scan(
     assert [h for h, _ in hits] == [r["id"] for r in exact]
     if memory.store.server_version.startswith("2026.08."):  # the line it was seen on
         assert counted._value.get() >= before + 2
+
+
+def test_one_round_trip_reads_what_the_two_queries_read(memory: Memory, tenant: str) -> None:
+    """`hybrid_search` (vector and fulltext in one query) gives the hits of `vector_search` and
+    `fulltext_search`: with and without session and time filters, for an owner with fewer
+    messages than asked for (the exact scan), for an owner with none, and when SEARCH fails."""
+    from neo4j.exceptions import DatabaseError
+
+    who = owner()
+    _ingest(memory, tenant, owner())  # another owner's lookalikes in the same tenant
+    _ingest(memory, tenant, who, "s1")
+    _ingest(memory, tenant, who, "s2", start=100)
+    store = memory.store.tenant(tenant)
+    cases = [(who, 5, Filters()), (who, 40, Filters()), (who, 5, Filters(session_id="s2")),
+             (who, 5, Filters(time_from=T0 + timedelta(minutes=40))), (owner(), 5, Filters())]
+    execute = memory.store._execute
+
+    def failing(name: str, write: bool, params: dict[str, Any],
+                plain: bool = False) -> list[dict[str, Any]]:
+        if name.endswith(".search"):
+            raise DatabaseError("Index 33554375 out of bounds for length 31")
+        return execute(name, write, params, plain)
+
+    for text in ("a cat from the animal shelter", "the train to Porto was late"):
+        query, words = _vector(memory, text), text.replace("the ", "")
+        for who_, k, filters in cases:
+            apart = (store.vector_search(who_, query, k, 8, filters),
+                     store.fulltext_search(who_, words, k, 8, filters))
+            assert store.hybrid_search(who_, query, words, k, 8, filters) == apart, (k, filters)
+            if who_ == who and k == 5:
+                assert apart[0] and apart[1]
+            if memory.store.vector_filters:
+                with pytest.MonkeyPatch.context() as mp:
+                    mp.setattr(memory.store, "_execute", failing)
+                    by_vector, by_text = store.hybrid_search(who_, query, words, k, 8, filters)
+                # the exact scan answers: SEARCH's order (the two sessions hold the same
+                # texts: ties may swap), its scores to the index's precision
+                assert [_text_of(i) for i, _ in by_vector] == [_text_of(i) for i, _ in apart[0]]
+                assert [s for _, s in by_vector] == pytest.approx([s for _, s in apart[0]],
+                                                                  abs=2e-3)
+                assert by_text == apart[1]
+
+
+def _text_of(message_id: str) -> int:
+    """Which of TEXTS a message of `_ingest` holds."""
+    return int(message_id.rsplit("-", 1)[1]) % 100

@@ -235,7 +235,7 @@ def test_a_failing_search_variant_falls_back_to_the_exact_scan_or_the_over_fetch
                    ("queries/vector_search.search", 5), ("queries/vector_search_exact", 5),
                    ("queries/facts/vector_search.search", None),
                    ("queries/facts/vector_search", None)]
-    warned = [r for r in caplog.records if "answers instead" in r.getMessage()]
+    warned = [r for r in caplog.records if "answered instead by" in r.getMessage()]
     assert [r.levelno for r in warned] == [logging.WARNING, logging.DEBUG, logging.WARNING]
     assert counted._value.get() == before + 2  # every one counted
     store.close()

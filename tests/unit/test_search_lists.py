@@ -59,8 +59,16 @@ class FakeStore:
         self.rec.ran("fulltext", False)
         return [("m2", 2.0)]
 
+    def hybrid_search(self, owner: str, vector: list[float], query: str, k: int,
+                      overfetch: int, filters: Filters,
+                      ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        self.rec.ran("fulltext", False)
+        return self.vector_search(owner, vector, k, overfetch, filters), [("m2", 2.0)]
+
 
 def test_the_vector_lists_run_side_by_side_the_first_on_the_callers_thread() -> None:
+    """By default the message lists ``vector`` and ``fulltext`` are one query on the caller's
+    thread (`TenantStore.hybrid_search`), beside the window lists in the pool."""
     rec = Recorder(vector_lists=3)
     req = SearchRequest(query="hiking in May", owner="o", method="rrf_windows", k=5)
     plan = resolve(req, RetrievalSettings(), T0)
@@ -68,11 +76,37 @@ def test_the_vector_lists_run_side_by_side_the_first_on_the_callers_thread() -> 
         lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan, pool)
     assert list(lists) == list(plan.lists)  # in the plan's (fusion) order
     assert [c.id for c in lists["window3_vector"]] == ["w3"]
+    assert [(c.id, c.list, c.rank) for c in lists["fulltext"]] == [("m2", "fulltext", 1)]
+    caller = threading.current_thread().name
+    assert rec.threads["vector"] == rec.threads["fulltext"] == caller
+    assert rec.threads["window3_vector"].startswith("pool")
+    assert rec.threads["window5_vector"].startswith("pool")
+    assert all(rec.threads[n].startswith("pool") for n in plan.lists
+               if n.endswith("fulltext") and n != "fulltext")
+
+
+def test_in_two_round_trips_the_fulltext_lists_run_while_the_query_is_embedded() -> None:
+    rec = Recorder(vector_lists=3)
+    req = SearchRequest(query="hiking in May", owner="o", method="rrf_windows", k=5)
+    plan = resolve(req, RetrievalSettings(one_round_trip=False), T0)
+    with ThreadPoolExecutor(4, thread_name_prefix="pool") as pool:
+        lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan, pool)
+    assert list(lists) == list(plan.lists)
     caller = threading.current_thread().name
     assert rec.threads["vector"] == caller
     assert rec.threads["window3_vector"].startswith("pool")
-    assert rec.threads["window5_vector"].startswith("pool")
     assert all(rec.threads[n].startswith("pool") for n in plan.lists if n.endswith("fulltext"))
+
+
+def test_one_round_trip_needs_both_lists() -> None:
+    """A query with no word for Lucene (or a single-index method) runs its one list alone."""
+    rec = Recorder(vector_lists=1)
+    for query, method in (("?!", "rrf_expand"), ("hiking", "vector")):
+        plan = resolve(SearchRequest(query=query, owner="o", method=method, k=5),
+                       RetrievalSettings(), T0)
+        lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan)
+        assert [c.id for c in lists["vector"]] == ["m1"]
+        assert "fulltext" not in rec.threads
 
 
 def test_without_a_pool_every_list_runs_on_the_callers_thread() -> None:

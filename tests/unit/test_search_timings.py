@@ -32,6 +32,12 @@ class FakeStore:
                         filters: Filters) -> list[tuple[str, float]]:
         return [("m1", 3.0), ("m2", 1.0)]
 
+    def hybrid_search(self, owner: str, vector: list[float], query: str, k: int,
+                      overfetch: int, filters: Filters,
+                      ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        return (self.vector_search(owner, vector, k, overfetch, filters),
+                self.fulltext_search(owner, query, k, overfetch, filters))
+
     def in_time_range(self, ids: list[str], start: datetime, end: datetime) -> set[str]:
         return set(ids)
 
@@ -44,19 +50,23 @@ class FakeStore:
         return Windows({i: list(self.ids) for i in ids}, {("m0", "m1"), ("m1", "m2")}, records)
 
 
-def _search(req: SearchRequest, timings: dict[str, float] | None = None) -> Any:
+def _search(req: SearchRequest, timings: dict[str, float] | None = None,
+            rs: RetrievalSettings | None = None) -> Any:
     store = cast(TenantStore, FakeStore())
     return search(store, cast(FactStore, None), cast(EpisodeStore, None), FakeEmbedder(), req,
-                  RetrievalSettings(), None, None, timings)
+                  rs or RetrievalSettings(), None, None, timings)
 
 
 def test_a_search_times_each_stage_when_asked() -> None:
-    timings: dict[str, float] = {}
+    """In one round trip the message lists are one stage (``hybrid``); in two, one each."""
     req = SearchRequest(query="what happened in May 2024?", owner="o", k=2)
-    timed = _search(req, timings)
-    assert set(timings) == set(STAGES)
-    assert all(ms >= 0 for ms in timings.values())
-    assert timed.model_dump(exclude={"trace"}) == _search(req).model_dump(exclude={"trace"})
+    untimed = _search(req).model_dump(exclude={"trace"})
+    for one, apart in ((True, {"vector", "fulltext"}), (False, {"hybrid"})):
+        timings: dict[str, float] = {}
+        timed = _search(req, timings, RetrievalSettings(one_round_trip=one))
+        assert set(timings) == set(STAGES) - apart
+        assert all(ms >= 0 for ms in timings.values())
+        assert timed.model_dump(exclude={"trace"}) == untimed
 
 
 def test_stages_not_run_are_not_timed() -> None:

@@ -1,0 +1,37 @@
+// Purpose: the two message recall lists in one round trip (Neo4j 5; 2026:
+//   hybrid_search.search.cypher): vector_search.cypher's approximate recall over sentence units,
+//   filtered after the index, and fulltext_search.cypher's recall over the owner's messages.
+//   Each part is its own file's query, unchanged; the columns of each are prefixed.
+//   $query must already be escaped: user text is never Lucene syntax.
+// Parameters: $tenant, $owner, $scope (graphmem/store/scope.py), $vector, $vector_fetch, $query,
+//   $text_fetch, $k (fulltext hits kept), $session_id, $time_from, $time_to (nullable)
+// Columns: vector_fetched, vector_hits (list of {id: message id, score}, best first; a message
+//   may repeat, once per sentence), text_fetched, text_hits (list of {id, score}, best first,
+//   at most $k)
+CALL () {
+  CALL db.index.vector.queryNodes('sentence_vector', $vector_fetch, $vector) YIELD node, score
+  WITH collect({s: node, score: score}) AS found
+  RETURN size(found) AS vector_fetched,
+    [h IN found WHERE h.s.tenant = $tenant AND h.s.owner = $owner
+       AND ($session_id IS NULL OR h.s.session_id = $session_id)
+       AND ($time_from IS NULL OR h.s.timestamp >= $time_from)
+       AND ($time_to IS NULL OR h.s.timestamp < $time_to)
+     | {id: h.s.message_id, score: h.score}] AS vector_hits
+}
+CALL () {
+  CALL db.index.fulltext.queryNodes('message_fulltext',
+    '+scope:' + $scope + '^0 +search_text:(' + $query + ')', {limit: $text_fetch})
+  YIELD node, score
+  WITH collect({m: node, score: score}) AS found
+  CALL (found) {
+    UNWIND found AS h
+    WITH h WHERE h.score > 0 AND h.m.tenant = $tenant AND h.m.owner = $owner
+       AND ($session_id IS NULL OR h.m.session_id = $session_id)
+       AND ($time_from IS NULL OR h.m.timestamp >= $time_from)
+       AND ($time_to IS NULL OR h.m.timestamp < $time_to)
+    LIMIT $k
+    RETURN collect({id: h.m.id, score: h.score}) AS text_hits
+  }
+  RETURN size(found) AS text_fetched, text_hits
+}
+RETURN vector_fetched, vector_hits, text_fetched, text_hits

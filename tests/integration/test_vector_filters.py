@@ -6,10 +6,12 @@ applied, and on a small set the same hits as the exact scan. Runs on the default
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from neo4j.exceptions import DatabaseError
 from neo4j.vector import Vector
 
 from graphmem import cypher as named
@@ -42,6 +44,20 @@ def _ingest(memory: Memory, tenant: str, who: str, session: str = "s1", start: i
 
 def _vector(memory: Memory, text: str) -> list[float]:
     return memory.embedder.embed([text])[0]
+
+
+def _failing_search(memory: Memory) -> Callable[..., list[dict[str, Any]]]:
+    """The store's query runner, failing every SEARCH query as Neo4j 2026.08.1 was seen to
+    (patch it in as ``memory.store._execute``)."""
+    execute = memory.store._execute
+
+    def failing(name: str, write: bool, params: dict[str, Any],
+                plain: bool = False) -> list[dict[str, Any]]:
+        if name.endswith(".search"):
+            raise DatabaseError("Index 33554375 out of bounds for length 31")
+        return execute(name, write, params, plain)
+
+    return failing
 
 
 def test_the_store_knows_its_line_and_built_the_matching_indexes(memory: Memory,
@@ -245,8 +261,6 @@ def test_a_failed_search_is_answered_by_the_exact_scan(memory: Memory, tenant: s
     (seen on a long-lived store); the query's exact scan answers then. Here the failure is
     forced on a real store: an owner with 12 sentences and 10 windows of 3 turns, asked with
     fetches of 40 and 32, gets the exact scan's hits, with and without a session filter."""
-    from neo4j.exceptions import DatabaseError
-
     from graphmem import metrics
 
     if not memory.store.vector_filters:
@@ -257,14 +271,7 @@ def test_a_failed_search_is_answered_by_the_exact_scan(memory: Memory, tenant: s
     memory.former.form(tenant, who, "s1")
     store = memory.store.tenant(tenant)
     windows = WindowStore(memory.store, tenant)
-    execute = memory.store._execute
-
-    def failing(name: str, write: bool, params: dict[str, Any],
-                plain: bool = False) -> list[dict[str, Any]]:
-        if name.endswith(".search"):
-            raise DatabaseError("Index 33554375 out of bounds for length 31")
-        return execute(name, write, params, plain)
-
+    failing = _failing_search(memory)
     counted = metrics.SEARCH_FALLBACKS.labels("queries/turn_windows/vector_search.search")
     for text in ("a cat from the animal shelter", "music and instruments"):
         query = _vector(memory, text)
@@ -319,8 +326,6 @@ def test_one_round_trip_reads_what_the_two_queries_read(memory: Memory, tenant: 
     """`hybrid_search` (vector and fulltext in one query) gives the hits of `vector_search` and
     `fulltext_search`: with and without session and time filters, for an owner with fewer
     messages than asked for (the exact scan), for an owner with none, and when SEARCH fails."""
-    from neo4j.exceptions import DatabaseError
-
     who = owner()
     _ingest(memory, tenant, owner())  # another owner's lookalikes in the same tenant
     _ingest(memory, tenant, who, "s1")
@@ -328,14 +333,7 @@ def test_one_round_trip_reads_what_the_two_queries_read(memory: Memory, tenant: 
     store = memory.store.tenant(tenant)
     cases = [(who, 5, Filters()), (who, 40, Filters()), (who, 5, Filters(session_id="s2")),
              (who, 5, Filters(time_from=T0 + timedelta(minutes=40))), (owner(), 5, Filters())]
-    execute = memory.store._execute
-
-    def failing(name: str, write: bool, params: dict[str, Any],
-                plain: bool = False) -> list[dict[str, Any]]:
-        if name.endswith(".search"):
-            raise DatabaseError("Index 33554375 out of bounds for length 31")
-        return execute(name, write, params, plain)
-
+    failing = _failing_search(memory)
     for text in ("a cat from the animal shelter", "the train to Porto was late"):
         query, words = _vector(memory, text), text.replace("the ", "")
         for who_, k, filters in cases:

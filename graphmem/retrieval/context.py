@@ -33,8 +33,23 @@ class Renderable(MessageLike, Protocol):
 def estimate_tokens(text: str) -> int:
     """Words and punctuation marks: a model-independent count close to BPE token counts for
     English (no tokenizer download needed). Used for budgets and reported as ``context_tokens``.
-    """
-    return len(_TOKEN.findall(text))
+    The count of `_TOKEN`'s matches; a line of ASCII text is counted without the regex (a token
+    never spans a line break): a rendered context in a third of the time."""
+    if text.isascii():
+        return _ascii_tokens(text)
+    return sum(_ascii_tokens(line) if line.isascii() else len(_TOKEN.findall(line))
+               for line in text.split("\n"))
+
+
+_CLASS = bytes(ord("a") if re.match(r"\w", chr(b)) else ord(" ") if chr(b).isspace()
+               else ord("p") for b in range(128)) + b"p" * 128
+"""Each ASCII byte's class under `_TOKEN`: ``a`` a word character, `` `` a space, ``p`` a mark."""
+
+
+def _ascii_tokens(text: str) -> int:
+    """`_TOKEN`'s matches in ASCII ``text``: its marks, and its runs of word characters."""
+    classes = text.encode("ascii").translate(_CLASS)
+    return classes.count(b"p") + len(classes.replace(b"p", b" ").split())
 
 
 def _text(m: Renderable, normalise_time: bool) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import string
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -38,6 +40,13 @@ def at(day: int, hour: int, minute: int) -> datetime:
 )
 def test_estimate_tokens_counts_words_and_punctuation(text: str, tokens: int) -> None:
     assert estimate_tokens(text) == tokens
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
+       | st.text(alphabet=string.printable + "\x1c\x1d\x1e\x1f\x85\xa0·é_", max_size=200))
+def test_estimate_tokens_is_the_regex_count(text: str) -> None:
+    """The ASCII lines counted without the regex give the regex's count, for any text."""
+    assert estimate_tokens(text) == len(re.findall(r"\w+|[^\w\s]", text))
 
 
 def test_render_one_block() -> None:

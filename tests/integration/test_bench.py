@@ -61,7 +61,7 @@ def test_bench_writes_the_figures_and_cleans_up(env: None, tmp_path: Path, cyphe
     assert fig["methods"]["graph"]["recall"]["50"] == 1.0
     assert fig["latency_ms"]["by_method"]["graph"]["p50"] > 0
     stages = fig["latency_ms"]["stages"]["mean_ms"]
-    assert {"embed", "vector", "fulltext", "expansion", "pack", "serialise"} <= set(stages)
+    assert {"embed", "hybrid", "expansion", "pack", "serialise"} <= set(stages)  # one round trip
     assert "Where the time goes" in r.output
     # the ablation reruns the pipeline on cached lists: its ends are the two methods exactly
     for variant, method in (("all", "rrf_windows"), ("none", "rrf_expand")):

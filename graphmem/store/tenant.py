@@ -177,13 +177,16 @@ class TenantStore(TenantBound):
         Where the index filters by tenant and owner itself (Neo4j 2026), the over-fetch only
         covers a message's several sentences and the optional session and time filters."""
         params = {"owner": owner, "vector": vector, **filters.params()}
-        if self._store.vector_filters:
-            overfetch = min(overfetch, FILTERED_OVERFETCH)
-        hits, exhausted = ranked_search(self._run_plain, "queries/vector_search", k, overfetch,
-                                        params, widen=False)
+        hits, exhausted = ranked_search(self._run_plain, "queries/vector_search", k,
+                                        self._sentence_overfetch(overfetch), params, widen=False)
         if len(hits) < k and not exhausted:
             hits = self._exact_vector(k, params)
         return hits
+
+    def _sentence_overfetch(self, overfetch: int) -> int:
+        """Sentence hits read per message wanted (`FILTERED_OVERFETCH` where the index filters
+        by owner)."""
+        return min(overfetch, FILTERED_OVERFETCH) if self._store.vector_filters else overfetch
 
     def _exact_vector(self, k: int, params: dict[str, Any]) -> list[tuple[str, float]]:
         """The exact scan of the owner's sentences: the k best messages."""
@@ -211,9 +214,8 @@ class TenantStore(TenantBound):
         text hits: a wider fetch), or a SEARCH query fails, that list alone is read again on
         its own."""
         params = {"owner": owner, "vector": vector, "query": query, "k": k, **filters.params()}
-        vector_fetch = min(max(k * (min(overfetch, FILTERED_OVERFETCH)
-                                    if self._store.vector_filters else overfetch), k), MAX_FETCH)
-        text_fetch = min(max(k * overfetch, k), MAX_FETCH)
+        vector_fetch = first_fetch(k, self._sentence_overfetch(overfetch))
+        text_fetch = first_fetch(k, overfetch)
         try:
             row = self._run("queries/hybrid_search", plain=True, fallback=False,
                             vector_fetch=vector_fetch, text_fetch=text_fetch, **params)[0]
@@ -274,7 +276,7 @@ def ranked_rows(
     widen: bool = True,
 ) -> tuple[list[Row], bool]:
     """`ranked_search` keeping each hit's whole row (``id``, ``score`` and any other field)."""
-    fetch = min(max(k * overfetch, k), MAX_FETCH)
+    fetch = first_fetch(k, overfetch)
     while True:  # k rides along for a failed SEARCH's exact scan (`Store.run`)
         row = run(name, fetch=fetch, **{"k": k, **params})[0]
         hits = _best_per_id(row["hits"], k)
@@ -282,6 +284,11 @@ def ranked_rows(
         if len(hits) >= k or exhausted or fetch >= MAX_FETCH or not widen:
             return hits, exhausted
         fetch = min(fetch * 4, MAX_FETCH)
+
+
+def first_fetch(k: int, overfetch: int) -> int:
+    """The index hits a list reads first for k wanted."""
+    return min(max(k * overfetch, k), MAX_FETCH)
 
 
 def _best_per_id(hits: list[Row], k: int) -> list[Row]:

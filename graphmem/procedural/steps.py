@@ -191,6 +191,12 @@ def to_steps(messages: list[dict[str, Any]], where: str = "messages",
     gives those results, then a user step only if it also has text. InvalidInput names the
     offending field."""
     r = _Reader(max_chars)
+    _read(r, messages, where)
+    return r.steps
+
+
+def _read(r: _Reader, messages: list[dict[str, Any]], where: str) -> None:
+    """`to_steps`'s reading, onto the steps ``r`` already holds."""
     for i, m in enumerate(messages):
         at_ = f"{where}[{i}]"
         at = _timestamp(m, at_)
@@ -203,8 +209,8 @@ def to_steps(messages: list[dict[str, Any]], where: str = "messages",
         key = "content" if "content" in m else "parts"  # Gemini: parts
         content, blocks_at = m.get(key), f"{at_}.{key}"
         text = text_of(content)
-        if len(text) > max_chars:
-            raise InvalidInput(blocks_at, f"{len(text)} characters; at most {max_chars}")
+        if len(text) > r.max_chars:
+            raise InvalidInput(blocks_at, f"{len(text)} characters; at most {r.max_chars}")
         if role in ("system", "developer"):
             r.add("system", at_, text, at=at)
         elif role in ("tool", "function"):
@@ -237,25 +243,21 @@ def to_steps(messages: list[dict[str, Any]], where: str = "messages",
                 raw = fn.get("arguments", fn.get("args"))  # args: LangChain's AIMessage
                 r.call(fn.get("name"), raw, call.get("id"), f"{w}.name", at, f"{w}.arguments")
             _blocks(r, content, blocks_at, at)
-    return r.steps
 
 
 def trace_steps(t: TraceIn, where: str = "messages", max_chars: int = 100_000) -> list[Step]:
     """A trace's steps (`to_steps`), after its system prompt when sent apart; InvalidInput also
     when no user turn says what was asked. ``where``: the messages' field (``traces[0].messages``);
     the system prompt's is its sibling."""
-    steps = to_steps(t.messages, where, max_chars)
+    r = _Reader(max_chars)
     if t.system is not None:
         system = t.system.get("parts") if isinstance(t.system, dict) else t.system
-        text = text_of(system)
-        if len(text) > max_chars:
-            field = where.rpartition(".")[0] + ".system" if "." in where else "system"
-            raise InvalidInput(field, f"{len(text)} characters; at most {max_chars}")
-        steps = [Step(index=0, kind="system", text=text),
-                 *(s.model_copy(update={"index": s.index + 1}) for s in steps)]
-    if not any(s.kind == "user" for s in steps):
+        field = where.rpartition(".")[0] + ".system" if "." in where else "system"
+        r.add("system", field, text_of(system))
+    _read(r, t.messages, where)
+    if not any(s.kind == "user" for s in r.steps):
         raise InvalidInput(where, "a trace needs at least one user message")
-    return steps
+    return r.steps
 
 
 def content_hash(t: TraceIn) -> str:

@@ -174,7 +174,7 @@ def message_lists(
                                         text_only, sparse, timings)
     query = _query(plan, plan.candidates, embedder, timings)
     done: dict[str, list[Candidate]] = {}
-    vectors = [n for n in retrievers if index_of(n) == "vector" and n not in pending]
+    vectors = [n for n in retrievers if index_of(n) == "vector"]
     if together and query.vector is not None:
         vectors.remove("vector")
         if pool is not None:

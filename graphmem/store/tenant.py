@@ -212,20 +212,21 @@ class TenantStore(TenantBound):
         trip (`queries/hybrid_search`): the same hits as the two. Where either needs more than
         its first read (too few vector hits: the exact scan; a filter that leaves fewer than k
         text hits: a wider fetch), or a SEARCH query fails, that list alone is read again on
-        its own."""
-        params = {"owner": owner, "vector": vector, "query": query, "k": k, **filters.params()}
+        its own (after a failed SEARCH the vector list is the exact scan, as `vector_search`'s
+        own failure gives it)."""
+        by_vector = {"owner": owner, "vector": vector, **filters.params()}
         vector_fetch = first_fetch(k, self._sentence_overfetch(overfetch))
         text_fetch = first_fetch(k, overfetch)
         try:
             row = self._run("queries/hybrid_search", plain=True, fallback=False,
-                            vector_fetch=vector_fetch, text_fetch=text_fetch, **params)[0]
+                            vector_fetch=vector_fetch, text_fetch=text_fetch, query=query, k=k,
+                            **by_vector)[0]
         except SearchFailed:
-            return (self.vector_search(owner, vector, k, overfetch, filters),
+            return (self._exact_vector(k, by_vector),
                     self.fulltext_search(owner, query, k, overfetch, filters))
         vector_hits = [(r["id"], r["score"]) for r in _best_per_id(row["vector_hits"], k)]
         if len(vector_hits) < k and row["vector_fetched"] >= vector_fetch:
-            vector_hits = self._exact_vector(k, {k_: v for k_, v in params.items()
-                                                 if k_ not in ("query", "k")})
+            vector_hits = self._exact_vector(k, by_vector)
         text_hits = [(r["id"], r["score"]) for r in _best_per_id(row["text_hits"], k)]
         if len(text_hits) < k and row["text_fetched"] >= text_fetch and text_fetch < MAX_FETCH:
             text_hits = self.fulltext_search(owner, query, k, overfetch, filters)

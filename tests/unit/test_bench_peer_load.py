@@ -5,9 +5,15 @@ server; and the one-line errors of `bench locomo --peer` and `bench load`."""
 
 from __future__ import annotations
 
+import http.server
 import importlib.util
+import json
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -85,6 +91,69 @@ def test_cpu_accounting_reads_this_process() -> None:
     assert (load.cpu_seconds([1 << 30]) or 0.0) == 0.0  # a pid that does not exist counts 0
     assert load.cpu_seconds([load.os.getpid()]) is not None
     assert load.os.getpid() in load.process_tree(load.os.getpid())
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers a POST with the status its path names (``/s/503``), noting what came; ``/bye``
+    answers 200 and closes the connection."""
+
+    protocol_version = "HTTP/1.1"
+    seen: ClassVar[list[tuple[str, str | None, object]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.seen.append((self.path, self.headers.get("Authorization"), body))
+        status = int(self.path.rsplit("/", 1)[1]) if "/s/" in self.path else 200
+        self.send_response(status)
+        self.send_header("Content-Length", "2")
+        if self.path.endswith("/bye"):
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def _recording_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/base"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_load_client_posts_json_with_the_key_and_survives_a_closed_connection() -> None:
+    _Recorder.seen.clear()
+    with _recording_server() as url:
+        client = load.Client(url, "gm_k")
+        assert client.post("/v1/search", {"query": "q"}) == 200
+        assert client.post("/s/503", {}) == 503
+        assert client.post("/bye", {}) == 200  # the server closes: the next request reconnects
+        assert client.post("/v1/search", {"query": "again"}) == 200
+        client.close()
+    assert _Recorder.seen[0] == ("/base/v1/search", "Bearer gm_k", {"query": "q"})
+    assert [s[0] for s in _Recorder.seen] == ["/base/v1/search", "/base/s/503", "/base/bye",
+                                              "/base/v1/search"]
+
+
+def test_load_requests_tally_successes_statuses_and_failures() -> None:
+    tally = load.Tally()
+    with _recording_server() as url:
+        client = load.Client(url, "k")
+        load._request(client, tally, "/v1/search", {})
+        load._request(client, tally, "/s/500", {})
+        client.close()
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    load._request(load.Client(f"http://127.0.0.1:{port}", "k"), tally, "/v1/search", {})
+    assert len(tally.latencies_ms) == 1
+    assert tally.errors == {"http_500": 1, "ConnectionRefusedError": 1}
 
 
 def test_peer_must_be_mem0_and_load_levels_must_be_numbers(tmp_path: Path) -> None:

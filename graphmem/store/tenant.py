@@ -14,7 +14,7 @@ from graphmem import cypher
 from graphmem.errors import Conflict
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.scope import scope_token, scopes
-from graphmem.store.times import epoch_times
+from graphmem.store.times import epoch_times, from_epoch_us
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row, Store
@@ -25,6 +25,10 @@ FILTERED_OVERFETCH = 4
 on LoCoMo dev 4 and 3 gave the recall of 8 at every budget, 2 lost some."""
 NEAR_REACH = 3
 """The NEXT steps `queries/windows_near` reads each way (the default expansion needs 2 and 3)."""
+WINDOW_MESSAGE = ("id", "owner", "session_id", "speaker", "role", "text", "batch_index",
+                  "timestamp", "recorded_at")
+"""A message's values in `queries/windows`' ``messages`` lists, in order (the two times as
+microseconds since the epoch)."""
 B = TypeVar("B", bound="TenantBound")
 
 
@@ -246,18 +250,22 @@ class TenantStore(TenantBound):
         that windows that merely touch are known to be consecutive), and the messages read."""
         reach = (before + 1, after + 1)
         name = "queries/windows_near" if max(reach) <= NEAR_REACH else "queries/windows"
-        rows = self._run_plain(name, ids=ids, before=reach[0], after=reach[1])[0]["windows"]
-        out = Windows()
-        for r in rows:
-            chain = (*r["earlier"], r["message"], *r["later"])
-            ids_ = [m["id"] for m in chain]
-            out.records.update((m["id"], epoch_times(m))  # overlapping windows: each message once
-                               for m in chain if m["id"] not in out.records)
-            out.links.update(itertools.pairwise(ids_))
-            earlier = [m["id"] for m in r["earlier"]]
-            kept_before = earlier[-before:] if before else []
-            out.windows[r["id"]] = [*kept_before, r["id"], *[m["id"] for m in r["later"]][:after]]
+        row = self._run_plain(name, ids=ids, before=reach[0], after=reach[1])[0]
+        out = Windows(records={m[0]: window_message(m) for m in row["messages"]})
+        for w in row["windows"]:
+            out.links.update(itertools.pairwise((*w["earlier"], w["id"], *w["later"])))
+            kept_before = w["earlier"][-before:] if before else []
+            out.windows[w["id"]] = [*kept_before, w["id"], *w["later"][:after]]
         return out
+
+
+def window_message(values: list[Any]) -> Row:
+    """A message of `queries/windows`' ``messages`` (a list, `WINDOW_MESSAGE`) as a row, its
+    times aware UTC datetimes."""
+    row = dict(zip(WINDOW_MESSAGE, values, strict=True))
+    row["timestamp"] = from_epoch_us(row["timestamp"])
+    row["recorded_at"] = from_epoch_us(row["recorded_at"])
+    return row
 
 
 def ranked_search(

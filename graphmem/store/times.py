@@ -10,6 +10,11 @@ from typing import Any
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def from_epoch_us(value: int | None) -> datetime | None:
+    """Microseconds since the epoch (or null) as an aware UTC datetime (or None)."""
+    return EPOCH + timedelta(microseconds=value) if value is not None else None
+
+
 def epoch_times(row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with each ``<name>_us`` (microseconds since the epoch, or null) turned into
     ``<name>``, an aware UTC datetime (or None)."""

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from graphmem.models import MessageIn, SearchRequest
 from graphmem.service import Memory
-from graphmem.store.tenant import NEAR_REACH
+from graphmem.store.tenant import NEAR_REACH, Windows
 from tests.integration.conftest import auth
 from tests.integration.helpers import msg, owner
 
@@ -77,9 +77,17 @@ def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
             near = store._run("queries/windows_near", **params)
             assert near == store._run("queries/windows", **params), (before, after)
             assert len(near) == 1 and len(near[0]["windows"]) == len(ids)
+            read = [m[0] for m in near[0]["messages"]]  # overlapping windows: each message once
+            assert len(read) == len(set(read))
+            assert set(read) == {i for w in near[0]["windows"]
+                                 for i in (*w["earlier"], w["id"], *w["later"])}
     got = store.windows(ids[2:3], 1, 2)
     assert got.windows[ids[2]] == [f"{talk}-s1-{i}" for i in (3, 4, 5, 6)]
     assert set(got.records) == {f"{talk}-s1-{i}" for i in range(2, 8)}
+    assert got.records == {m["id"]: {k: v for k, v in m.items() if k != "metadata_json"}
+                           for m in store.get_messages(sorted(got.records))}
+    assert (f"{talk}-s1-2", f"{talk}-s1-3") in got.links  # one step past the window's start
+    assert store.windows([], 1, 2) == Windows()
 
 
 def test_the_plain_reads_of_search_return_what_the_converted_reads_return(

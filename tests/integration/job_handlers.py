@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,6 +30,7 @@ from graphmem.models import MessageIn
 from graphmem.service import Memory
 from graphmem.store import Store
 from graphmem.worker import run_workers
+from tests.support.http_peer import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -99,14 +100,8 @@ class _Chat(BaseHTTPRequestHandler):
 @contextmanager
 def fake_llm(port: int) -> Iterator[str]:
     """Serve chat completions answering {"ok": true} on 127.0.0.1:port; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", port), _Chat)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(_Chat, port):
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # --- helpers of the tests ------------------------------------------------------------------

@@ -9,7 +9,6 @@ import http.server
 import importlib.util
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ from typer.testing import CliRunner
 
 from graphmem.bench import load, peer_mem0
 from graphmem.cli import app
+from tests.support.http_peer import serving
 
 
 def test_mem0_replies_map_back_to_message_ids_in_order() -> None:
@@ -117,14 +117,8 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 
 @contextmanager
 def _recording_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/base"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Recorder) as port:
+        yield f"http://127.0.0.1:{port}/base"
 
 
 def test_load_client_posts_json_with_the_key_and_survives_a_closed_connection() -> None:

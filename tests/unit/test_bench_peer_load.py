@@ -1,7 +1,8 @@
 """The pure parts of the peer comparison (`graphmem.bench.peer_mem0`: mem0 replies mapped back to
 LoCoMo message ids, recall per budget, the ratio table) and of the load test
 (`graphmem.bench.load`: the per-level summary, error names, the table), without mem0 or a
-server; and the one-line errors of `bench locomo --peer` and `bench load`."""
+graphmem server; the load test's client against a small recording server; and the one-line
+errors of `bench locomo --peer` and `bench load`."""
 
 from __future__ import annotations
 

@@ -34,7 +34,10 @@ def estimate_tokens(text: str) -> int:
     """Words and punctuation marks: a model-independent count close to BPE token counts for
     English (no tokenizer download needed). Used for budgets and reported as ``context_tokens``.
     The count of `_TOKEN`'s matches; a line of ASCII text is counted without the regex (a token
-    never spans a line break): a rendered context in a third of the time."""
+    never spans a line break): a rendered context in a third of the time. The middle dot of the
+    rendered headers counts as the mark it is, as "." would: a context with it is ASCII then."""
+    if not text.isascii():
+        text = text.replace("\u00b7", ".")
     if text.isascii():
         return _ascii_tokens(text)
     return sum(_ascii_tokens(line) if line.isascii() else len(_TOKEN.findall(line))

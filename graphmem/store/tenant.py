@@ -260,12 +260,12 @@ class TenantStore(TenantBound):
 
 
 def window_message(values: list[Any]) -> Row:
-    """A message of `queries/windows`' ``messages`` (a list, `WINDOW_MESSAGE`) as a row, its
-    times aware UTC datetimes."""
-    row = dict(zip(WINDOW_MESSAGE, values, strict=True))
-    row["timestamp"] = from_epoch_us(row["timestamp"])
-    row["recorded_at"] = from_epoch_us(row["recorded_at"])
-    return row
+    """A message of `queries/windows`' ``messages`` (a list in `WINDOW_MESSAGE` order) as a row,
+    its times aware UTC datetimes."""
+    id_, owner, session_id, speaker, role, text, batch_index, timestamp, recorded_at = values
+    return {"id": id_, "owner": owner, "session_id": session_id, "speaker": speaker,
+            "role": role, "text": text, "batch_index": batch_index,
+            "timestamp": from_epoch_us(timestamp), "recorded_at": from_epoch_us(recorded_at)}
 
 
 def ranked_search(

@@ -60,6 +60,11 @@ def index_of(list_name: str) -> Index:
     return "sparse" if list_name.endswith("sparse") else "fulltext"
 
 
+def rows_of(hits: Sequence[tuple[str, float]]) -> list[dict[str, Any]]:
+    """A store's best-first ``(id, score)`` hits as rows ``{id, score}``."""
+    return [{"id": i, "score": s} for i, s in hits]
+
+
 def candidates(list_name: str, rows: Sequence[Mapping[str, Any]]) -> list[Candidate]:
     """Best-first rows ``{id, score[, messages]}`` of one list as its ranked candidates."""
     return [Candidate(r["id"], list_name, n, r["score"], tuple(r.get("messages") or ()))
@@ -117,8 +122,8 @@ class SentenceRetriever(Retriever):
             return super().recall_many(list_names, query)
         by_vector, by_text = self._store.hybrid_search(
             query.owner, query.vector, query.fulltext, query.k, query.overfetch, query.filters)
-        found = {"vector": candidates("vector", [{"id": i, "score": s} for i, s in by_vector]),
-                 "fulltext": candidates("fulltext", [{"id": i, "score": s} for i, s in by_text])}
+        found = {"vector": candidates("vector", rows_of(by_vector)),
+                 "fulltext": candidates("fulltext", rows_of(by_text))}
         return {n: found[n] if n in found else self.recall(n, query) for n in list_names}
 
     def _search(self, index: Index, query: Query, param: dict[str, Any]) -> list[dict[str, Any]]:
@@ -127,7 +132,7 @@ class SentenceRetriever(Retriever):
             if index == "fulltext" else self._store.sibling(SparseStore).search)
         hits = search(query.owner, next(iter(param.values())), query.k, query.overfetch,
                       query.filters)
-        return [{"id": i, "score": s} for i, s in hits]
+        return rows_of(hits)
 
 
 class WindowRetriever(Retriever):
@@ -152,7 +157,7 @@ class EpisodeRetriever(Retriever):
 
     def _search(self, index: Index, query: Query, param: dict[str, Any]) -> list[dict[str, Any]]:
         hits = self._store.search(index, query.owner, query.k, query.overfetch, **param)
-        return [{"id": i, "score": s} for i, s in hits]
+        return rows_of(hits)
 
 
 class FactRetriever(Retriever):
@@ -166,4 +171,4 @@ class FactRetriever(Retriever):
     def _search(self, index: Index, query: Query, param: dict[str, Any]) -> list[dict[str, Any]]:
         hits = self._store.search(index, query.owner, query.k, query.overfetch, query.as_of,
                                   **param)
-        return [{"id": i, "score": s} for i, s in hits]
+        return rows_of(hits)

@@ -194,8 +194,7 @@ class TenantStore(TenantBound):
 
     def _exact_vector(self, k: int, params: dict[str, Any]) -> list[tuple[str, float]]:
         """The exact scan of the owner's sentences: the k best messages."""
-        rows = self._run_plain("queries/vector_search_exact", k=k, **params)
-        return [(r["id"], r["score"]) for r in rows]
+        return _pairs(self._run_plain("queries/vector_search_exact", k=k, **params))
 
     def fulltext_search(
         self, owner: str, query: str, k: int, overfetch: int, filters: Filters
@@ -228,10 +227,10 @@ class TenantStore(TenantBound):
         except SearchFailed:
             return (self._exact_vector(k, by_vector),
                     self.fulltext_search(owner, query, k, overfetch, filters))
-        vector_hits = [(r["id"], r["score"]) for r in _best_per_id(row["vector_hits"], k)]
+        vector_hits = _pairs(_best_per_id(row["vector_hits"], k))
         if len(vector_hits) < k and row["vector_fetched"] >= vector_fetch:
             vector_hits = self._exact_vector(k, by_vector)
-        text_hits = [(r["id"], r["score"]) for r in _best_per_id(row["text_hits"], k)]
+        text_hits = _pairs(_best_per_id(row["text_hits"], k))
         if len(text_hits) < k and row["text_fetched"] >= text_fetch and text_fetch < MAX_FETCH:
             text_hits = self.fulltext_search(owner, query, k, overfetch, filters)
         return vector_hits, text_hits
@@ -277,7 +276,7 @@ def ranked_search(
     distinct ids, and whether the index had nothing more to give. With
     ``widen``, the fetch grows while the filter leaves fewer than k."""
     rows, exhausted = ranked_rows(run, name, k, overfetch, params, widen)
-    return [(r["id"], r["score"]) for r in rows], exhausted
+    return _pairs(rows), exhausted
 
 
 def ranked_rows(
@@ -298,6 +297,11 @@ def ranked_rows(
 def first_fetch(k: int, overfetch: int) -> int:
     """The index hits a list reads first for k wanted."""
     return min(max(k * overfetch, k), MAX_FETCH)
+
+
+def _pairs(rows: list[Row]) -> list[tuple[str, float]]:
+    """Best-first rows as ``(id, score)`` hits."""
+    return [(r["id"], r["score"]) for r in rows]
 
 
 def _best_per_id(hits: list[Row], k: int) -> list[Row]:

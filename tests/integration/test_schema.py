@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -13,7 +14,7 @@ from neo4j.exceptions import ClientError
 from graphmem import cypher as named
 from graphmem.errors import SchemaMismatch
 from graphmem.service import Memory
-from graphmem.store.core import schema_statement
+from graphmem.store.core import VECTOR_INDEXES, index_quantized, schema_statement
 
 
 def test_indexes_online_and_idempotent(memory: Memory, cypher: Any) -> None:
@@ -90,3 +91,30 @@ def test_processes_opening_the_database_together_all_start(memory: Memory, cyphe
     rows = cypher("SHOW INDEXES YIELD name, state RETURN name, state")
     states = {r["name"]: r["state"] for r in rows}
     assert all(states[name] == "ONLINE" for name in dropped), states
+
+
+def test_vector_indexes_follow_the_quantization_setting(memory: Memory, cypher: Any,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """Vector indexes are built unquantised by default; with `vector_quantization` an index
+    built from then on is quantised, and one built otherwise stays as built, with a warning."""
+    def built() -> dict[str, bool | None]:
+        rows = cypher("SHOW INDEXES YIELD name, options RETURN name, options")
+        return {r["name"]: index_quantized(r) for r in rows if r["name"] in VECTOR_INDEXES}
+
+    assert set(built().values()) == {False}
+    settings = memory.store.settings
+    memory.store.settings = settings.model_copy(update={"vector_quantization": True})
+    try:
+        with caplog.at_level(logging.WARNING, logger="graphmem.store"):
+            memory.store.apply_schema(memory.embedder.name, memory.embedder.dimensions)
+        assert "fact_vector" in caplog.text and "were built unquantised" in caplog.text
+        assert set(built().values()) == {False}  # kept as built
+        cypher("DROP INDEX fact_vector")
+        memory.store.apply_schema(memory.embedder.name, memory.embedder.dimensions)
+        assert built()["fact_vector"] is True
+    finally:
+        memory.store.settings = settings
+        cypher("DROP INDEX fact_vector IF EXISTS")
+        memory.store.apply_schema(memory.embedder.name, memory.embedder.dimensions)
+    assert set(built().values()) == {False}
+

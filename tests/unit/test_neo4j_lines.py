@@ -16,6 +16,7 @@ from graphmem.store.core import (
     declared_properties,
     exact_variant,
     filters_in_index,
+    index_quantized,
     search_variant,
     vectors_variant,
     version_key,
@@ -317,3 +318,17 @@ def test_the_sentence_list_over_fetches_less_where_the_index_filters(
     store = TenantStore(cast(Any, fake), "t")
     assert len(store.vector_search("o", [0.0], 10, 8, Filters())) == 10
     assert asked == [fetch] and FILTERED_OVERFETCH == 4
+
+
+def test_index_quantized_reads_both_lines() -> None:
+    from typing import Any
+
+    def idx(config: dict[str, Any]) -> dict[str, Any]:
+        return {"name": "sentence_vector", "options": {"indexConfig": config}}
+
+    assert index_quantized(idx({"vector.quantization.type": "BINARY"})) is True
+    assert index_quantized(idx({"vector.quantization.type": "NONE"})) is False
+    assert index_quantized(idx({"vector.quantization.enabled": True})) is True
+    assert index_quantized(idx({"vector.quantization.enabled": False})) is False
+    assert index_quantized({"name": "message_key", "options": {}}) is None
+    assert index_quantized({"name": "message_key", "options": None}) is None

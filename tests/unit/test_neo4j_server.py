@@ -74,7 +74,8 @@ def test_conf_has_no_duplicate_keys_except_jvm_options(settings: Settings) -> No
     jvm = [v for k, v in pairs if k == JVM_KEY]
     assert "-XX:+UseG1GC" in jvm
     assert "--enable-native-access=ALL-UNNAMED" in jvm
-    assert len(jvm) == len(set(jvm)) == 12
+    assert "--add-modules=jdk.incubator.vector" in jvm  # Lucene's vector scoring on SIMD
+    assert len(jvm) == len(set(jvm)) == 13
 
 
 def test_conf_auth_flag(settings: Settings) -> None:

@@ -117,4 +117,3 @@ def test_vector_indexes_follow_the_quantization_setting(memory: Memory, cypher: 
         cypher("DROP INDEX fact_vector IF EXISTS")
         memory.store.apply_schema(memory.embedder.name, memory.embedder.dimensions)
     assert set(built().values()) == {False}
-

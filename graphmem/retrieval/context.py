@@ -38,10 +38,10 @@ def estimate_tokens(text: str) -> int:
     rendered headers counts as the mark it is, as "." would: a context with it is ASCII then."""
     if not text.isascii():
         text = text.replace("\u00b7", ".")
-    if text.isascii():
-        return _ascii_tokens(text)
-    return sum(_ascii_tokens(line) if line.isascii() else len(_TOKEN.findall(line))
-               for line in text.split("\n"))
+        if not text.isascii():
+            return sum(_ascii_tokens(line) if line.isascii() else len(_TOKEN.findall(line))
+                       for line in text.split("\n"))
+    return _ascii_tokens(text)
 
 
 _CLASS = bytes(ord("a") if re.match(r"\w", chr(b)) else ord(" ") if chr(b).isspace()

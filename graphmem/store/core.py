@@ -419,9 +419,11 @@ class Store:
         is built quantised or not as ``vector_quantization`` says; one built otherwise is kept
         (rebuilding a large one takes its recall away for minutes), with a warning."""
         quantized = self.settings.vector_quantization
-        wanted = declared_properties(cypher.load("schema/vector/filtered"))
-        rebuilt = {i["name"] for i in existing if self.vector_filters and i["name"] in wanted
-                   and set(i["properties"] or ()) != wanted[i["name"]]}
+        rebuilt: set[str] = set()  # dropped below, so built again as the setting says
+        if self.vector_filters:
+            wanted = declared_properties(cypher.load("schema/vector/filtered"))
+            rebuilt = {i["name"] for i in existing if i["name"] in wanted
+                       and set(i["properties"] or ()) != wanted[i["name"]]}
         other = sorted(i["name"] for i in existing if i["name"] in VECTOR_INDEXES
                        and i["name"] not in rebuilt
                        and index_quantized(i) not in (None, quantized))

@@ -98,7 +98,7 @@ def test_vector_indexes_follow_the_quantization_setting(memory: Memory, cypher: 
     """Vector indexes are built unquantised by default; with `vector_quantization` an index
     built from then on is quantised, and one built otherwise stays as built, with a warning."""
     def built() -> dict[str, bool | None]:
-        rows = cypher("SHOW INDEXES YIELD name, options RETURN name, options")
+        rows = memory.store.run("queries/index_states")
         return {r["name"]: index_quantized(r) for r in rows if r["name"] in VECTOR_INDEXES}
 
     assert set(built().values()) == {False}

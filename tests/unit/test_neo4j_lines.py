@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -321,8 +322,6 @@ def test_the_sentence_list_over_fetches_less_where_the_index_filters(
 
 
 def test_index_quantized_reads_both_lines() -> None:
-    from typing import Any
-
     def idx(config: dict[str, Any]) -> dict[str, Any]:
         return {"name": "sentence_vector", "options": {"indexConfig": config}}
 

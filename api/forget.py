@@ -1,10 +1,12 @@
-"""Routes for forgetting one thing: a message, a trace or a fact (see `graphmem.forget`)."""
+"""Routes for forgetting one thing: a message, a session, a trace or a fact (see
+`graphmem.forget`)."""
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 
 from graphmem.forget import ForgetReport
+from graphmem.models import NAME
 
 
 def router(TenantMem: Any) -> APIRouter:
@@ -19,6 +21,21 @@ def router(TenantMem: Any) -> APIRouter:
         and the counts, never the content. Forgetting it again answers ``already_forgotten``;
         an id never stored (for this tenant) is a 404."""
         return mem.messages.forget(message_id)  # type: ignore[no-any-return]
+
+    @r.delete("/sessions/{session_id:path}", response_model=ForgetReport)
+    def forget_session(
+        session_id: Id, mem: TenantMem,
+        owner: Annotated[str, Query(min_length=1, max_length=200, pattern=NAME,
+                                    description="The session's owner (session ids are per "
+                                    "owner)")],
+    ) -> ForgetReport:
+        """Forget one session (a whole conversation) of an owner: every message with its
+        sentence units, the turn windows and episodes made from them, the entities only they
+        mention, and the facts resting only on them. One transaction, audited like the others;
+        a session of more than `max_forget_session_messages` messages (10,000) is a 413 with
+        nothing deleted. Forgetting it again answers ``already_forgotten``; a session never
+        stored is a 404."""
+        return mem.messages.forget_session(owner, session_id)  # type: ignore[no-any-return]
 
     @r.delete("/traces/{trace_id:path}", response_model=ForgetReport)
     def forget_trace(trace_id: Id, mem: TenantMem) -> ForgetReport:

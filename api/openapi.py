@@ -49,7 +49,8 @@ MEANING = {
     404: "Nothing with this id (or no such route) for this tenant.",
     409: "Conflict: an id already stored with other content, or a job in the wrong state; "
          "nothing was written.",
-    413: "The request body exceeds the size limit.",
+    413: "More than one request may be: the body exceeds the size limit, or the work a budget "
+         "(`field` names it); nothing was done.",
     422: "Invalid input; `field` names it.",
     500: "Unexpected error (logged by the server).",
     503: "Neo4j is unreachable; retry later (see `Retry-After`).",
@@ -59,6 +60,8 @@ CONFLICTS = {
     ("post", "/v1/messages"), ("post", "/v1/observations"), ("post", "/v1/profile/ops"),
     ("post", "/v1/jobs/{job_id}/rerun"), ("post", "/v1/traces"),
 }
+# Requests without a body that can still be more work than one request may do.
+BUDGETED = {("delete", "/v1/sessions/{session_id}")}
 # Operations endpoints outside /v1: the health probes say 503, /metrics may refuse a client.
 PROBES = {"/healthz": {503}, "/readyz": {503}, "/metrics": {403}}
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -81,6 +84,8 @@ def error_statuses(method: str, path: str, operation: dict[str, Any]) -> set[int
         out.add(404)
     if (method, path) in CONFLICTS:
         out.add(409)
+    if (method, path) in BUDGETED:
+        out.add(413)
     return out
 
 

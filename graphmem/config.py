@@ -184,6 +184,11 @@ class Settings(BaseSettings):
         "(413 beyond), counted before duplicates of stored messages are dropped",
     )
 
+    max_forget_session_messages: int = Field(
+        default=10_000, ge=1, description="Messages one request may forget as a session, in one "
+        "transaction (413 beyond, nothing deleted)",
+    )
+
     # --- Retrieval ----------------------------------------------------------------------------
     retrieval_preset: str = "default"
 

@@ -1,4 +1,5 @@
-"""Forgetting one thing: a message, a trace (one agent run) or a fact (``Memory.forget_*``).
+"""Forgetting one thing: a message, a session (one conversation), a trace (one agent run) or a
+fact (``Memory.forget_*``).
 
 History is never overwritten, and forgetting is always possible. Forgetting removes the content
 for real, and everything that was made from it alone; it rewrites nothing else:
@@ -8,6 +9,12 @@ for real, and everything that was made from it alone; it rewrites nothing else:
   keeping it would keep the content). The session's NEXT chain is relinked around it, and a
   ``form_session`` job, committed with the deletion, forms the session's other messages into
   episodes and windows again (re-formation: they were never the forgotten content).
+* **A session** goes as each of its messages would, all at once: every message with its
+  sentence units, the windows covering them, the episodes derived from them, the entities only
+  they mentioned, the facts resting only on them, and the session itself. Nothing is formed
+  again (nothing of the session is left). One transaction takes at most
+  ``max_forget_session_messages`` messages (10,000): a longer session is refused (413) with
+  nothing deleted; its owner, or its messages one by one, can still be forgotten.
 * **A fact** goes with its edges. A fact that rests *only* on forgotten things (all its
   ``SUPPORTED_BY`` sources are the forgotten message, its episode, or facts going with it) goes
   too: it was derived from the forgotten content, and marking it "unsupported" would keep that
@@ -21,6 +28,8 @@ for real, and everything that was made from it alone; it rewrites nothing else:
 
 Each forgetting is one transaction, bound to the tenant (another tenant's id is unknown: 404),
 and leaves a ``:Deletion`` audit record: kind, SHA-256 of the id, time, counts; no content.
+(A session's "id" is its owner and session id joined by a line feed, ``f"{owner}\n{session}"``:
+neither may hold one.)
 Forgetting again what was already forgotten answers ``already_forgotten`` (idempotent); an id
 never stored is a 404.
 """
@@ -29,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
 
 from graphmem.errors import NotFound
 from graphmem.models import ForgetKind as Kind
@@ -36,7 +46,10 @@ from graphmem.models import ForgetReport as ForgetReport  # its home before the 
 from graphmem.store import Store
 from graphmem.store.forget import ForgetStore
 
-KINDS: tuple[Kind, ...] = ("message", "trace", "fact")
+if TYPE_CHECKING:
+    from graphmem.store.core import Row
+
+KINDS: tuple[Kind, ...] = ("message", "session", "trace", "fact")
 
 
 def id_hash(id_: str) -> str:
@@ -44,16 +57,38 @@ def id_hash(id_: str) -> str:
     return hashlib.sha256(id_.encode("utf-8")).hexdigest()
 
 
-def forget(store: Store, tenant: str, kind: Kind, id_: str) -> ForgetReport:
+def session_key(owner: str, session_id: str) -> str:
+    """What stands for a session's id in its audit record (hashed): owner, line feed, session."""
+    return f"{owner}\n{session_id}"
+
+
+def forget(store: Store, tenant: str, kind: Literal["message", "trace", "fact"],
+           id_: str) -> ForgetReport:
     """Forget one message, trace or fact of ``tenant``; NotFound for an id never stored."""
     forgetter = store.tenant(tenant).sibling(ForgetStore)
     digest, now = id_hash(id_), datetime.now(UTC)
     row = getattr(forgetter, kind)(id_, digest, now)
+    return _report(forgetter, kind, id_, digest, now, row)
+
+
+def forget_session(store: Store, tenant: str, owner: str, session_id: str,
+                   limit: int) -> ForgetReport:
+    """Forget every message of ``owner``'s session ``session_id`` and what rests only on them;
+    NotFound for a session never stored, `TooLarge` beyond ``limit`` messages."""
+    forgetter = store.tenant(tenant).sibling(ForgetStore)
+    digest, now = id_hash(session_key(owner, session_id)), datetime.now(UTC)
+    row = forgetter.session(owner, session_id, digest, now, limit)
+    return _report(forgetter, "session", session_id, digest, now, row, owner=owner)
+
+
+def _report(forgetter: ForgetStore, kind: Kind, id_: str, digest: str, now: datetime,
+            row: Row | None, owner: str | None = None) -> ForgetReport:
     if row is None:
         before = forgetter.forgotten_before(kind, digest)
         if before is None:
-            raise NotFound(f"no {kind} {id_!r}")
-        return ForgetReport(kind=kind, id=id_, already_forgotten=True, forgotten_at=before)
-    return ForgetReport(kind=kind, id=id_, forgotten_at=now, removed=row["removed"],
+            raise NotFound(f"no {kind} {id_!r}" + (f" of owner {owner!r}" if owner else ""))
+        return ForgetReport(kind=kind, id=id_, owner=owner, already_forgotten=True,
+                            forgotten_at=before)
+    return ForgetReport(kind=kind, id=id_, owner=owner, forgotten_at=now, removed=row["removed"],
                         facts=row["facts"], episodes=row["episodes"],
                         supersessions=row["supersessions"], reformation_jobs=row["jobs"])

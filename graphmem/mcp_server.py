@@ -37,6 +37,7 @@ from graphmem.models import (
     ContextRequest,
     ContextUnit,
     DeleteReport,
+    ForgetReport,
     IngestReport,
     Message,
     MessageIn,
@@ -313,6 +314,15 @@ def build_server(scope: Scope) -> MCPServer[Any]:
         and the steps of the run it was taken from."""
         with tool_errors():
             return scope(ctx).cases.get(case_id)
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
+    def forget_session(owner: Owner, session_id: str, ctx: Ctx) -> ForgetReport:
+        """Permanently delete one session (conversation) of this owner: its messages and what
+        was made only from them (episodes, facts resting only on them). Cannot be undone; only
+        call it when the user asks for that conversation to be forgotten. Returns what was
+        removed."""
+        with tool_errors():
+            return scope(ctx).messages.forget_session(owner, session_id)
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
     def forget_owner(owner: Owner, ctx: Ctx) -> DeleteReport:

@@ -545,7 +545,7 @@ class AnswerResult(BaseModel):
 
 # --- forgetting one thing (DELETE /v1/messages/{id}, /v1/traces/{id}, /v1/facts/{id}) ---------
 
-ForgetKind = Literal["message", "trace", "fact"]
+ForgetKind = Literal["message", "session", "trace", "fact"]
 
 
 class ForgetReport(BaseModel):
@@ -553,6 +553,9 @@ class ForgetReport(BaseModel):
 
     kind: ForgetKind
     id: str
+    """The id forgotten (for a session, its session id)."""
+    owner: str | None = None
+    """A session's owner (session ids are per owner); null for the other kinds."""
     already_forgotten: bool = False
     """True when this id had been forgotten before and is not stored now: nothing was done."""
     forgotten_at: datetime

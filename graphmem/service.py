@@ -15,7 +15,7 @@ from graphmem.embedders.sparse import sparse_encoder
 from graphmem.embeddings import Embedder, LazyEmbedder, QueryMemo, embedder_for
 from graphmem.errors import NotFound
 from graphmem.facts.service import Facts
-from graphmem.forget import ForgetReport, forget
+from graphmem.forget import ForgetReport, forget, forget_session
 from graphmem.formation.run import Former
 from graphmem.ingest import Ingestor
 from graphmem.jobs import JobQueue
@@ -166,6 +166,13 @@ class Memory:
         """Forget one message, its units, windows and episode (re-formed from the rest) and the
         facts resting only on it; one transaction, audited. NotFound for an unknown id."""
         return forget(self.store, tenant, "message", id_)
+
+    def forget_session(self, tenant: str, owner: str, session_id: str) -> ForgetReport:
+        """Forget every message of one session of ``owner`` and what rests only on them; one
+        transaction, audited. NotFound for an unknown session, TooLarge (nothing deleted) beyond
+        ``max_forget_session_messages``."""
+        return forget_session(self.store, tenant, owner, session_id,
+                              self.settings.max_forget_session_messages)
 
     def forget_trace(self, tenant: str, id_: str) -> ForgetReport:
         """Forget one trace, its steps and cases, and the skill versions resting only on them

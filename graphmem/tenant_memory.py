@@ -4,7 +4,7 @@ is bound to that tenant, so callers never pass a tenant again and never reach th
 
 Sub-services, by what they hold:
 
-    tm.messages   ingest, ingest_many, get, session, forget (one), forget_owner
+    tm.messages   ingest, ingest_many, get, session, forget (one), forget_session, forget_owner
     tm.search(req)                       hybrid recall
     tm.context(req), tm.answer(req)      the packed context for a prompt, the reader's answer
     tm.facts      observe, query, history, forget (observations, bitemporal)
@@ -95,6 +95,10 @@ class Messages(_Bound):
     def forget(self, id_: str) -> ForgetReport:
         """Forget one message and what rests only on it (see `graphmem.forget`)."""
         return self._memory.forget_message(self._tenant, id_)
+
+    def forget_session(self, owner: str, session_id: str) -> ForgetReport:
+        """Forget every message of ``owner``'s session and what rests only on them."""
+        return self._memory.forget_session(self._tenant, owner, session_id)
 
     def forget_owner(self, owner: str) -> DeleteReport:
         """Delete everything of ``owner`` in this tenant: messages, facts, episodes, jobs, runs."""

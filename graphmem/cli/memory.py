@@ -57,21 +57,30 @@ def new_key(tenant: Annotated[str, typer.Argument(callback=check_tenant)]) -> No
 
 class ForgetKind(StrEnum):
     message = "message"
+    session = "session"
     trace = "trace"
     fact = "fact"
 
 
 def forget_one(
-    kind: Annotated[ForgetKind, typer.Argument(help="message | trace | fact")],
-    id_: Annotated[str, typer.Argument(metavar="ID", help="Its id")],
+    kind: Annotated[ForgetKind, typer.Argument(help="message | session | trace | fact")],
+    id_: Annotated[str, typer.Argument(metavar="ID", help="Its id (a session's session id)")],
+    owner: Annotated[str | None, typer.Option(
+        help="The session's owner (needed for a session: session ids are per owner)")] = None,
     tenant: Tenant = "default",
 ) -> None:
-    """Forget one message, trace or fact, and what rests only on it; prints the report (JSON).
-    One transaction, audited (`graphmem audit deletions`)."""
+    """Forget one message, session, trace or fact, and what rests only on it; prints the report
+    (JSON). One transaction, audited (`graphmem audit deletions`)."""
+    if (kind is ForgetKind.session) != (owner is not None):
+        raise typer.BadParameter("--owner goes with a session, and only with one",
+                                 param_hint="--owner")
     with tenant_memory(tenant) as tm:
-        forgets = {"message": tm.messages.forget, "trace": tm.traces.forget,
-                   "fact": tm.facts.forget}
-        report = forgets[kind.value](id_)
+        if owner is not None:
+            report = tm.messages.forget_session(owner, id_)
+        else:
+            forgets = {"message": tm.messages.forget, "trace": tm.traces.forget,
+                       "fact": tm.facts.forget}
+            report = forgets[kind.value](id_)
     if report.already_forgotten:
         console.print(f"{kind.value} {id_!r} was already forgotten "
                       f"({report.forgotten_at.isoformat()})", highlight=False)

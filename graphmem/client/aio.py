@@ -143,6 +143,10 @@ class AsyncGraphMem:
         """Forget one message and what rests only on it; again: ``already_forgotten``."""
         return await self._run(calls.forget_message(message_id))
 
+    async def forget_session(self, session_id: str, *, owner: str) -> ForgetReport:
+        """Forget one session of ``owner`` (every message, and what rests only on them)."""
+        return await self._run(calls.forget_session(session_id, owner))
+
     async def forget_trace(self, trace_id: str) -> ForgetReport:
         return await self._run(calls.forget_trace(trace_id))
 

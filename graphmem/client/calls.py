@@ -80,6 +80,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "context": Endpoint("POST", "/v1/context", True),
     "answer": Endpoint("POST", "/v1/answer", False),
     "forget_message": Endpoint("DELETE", "/v1/messages/{message_id}", True),
+    "forget_session": Endpoint("DELETE", "/v1/sessions/{session_id}", True),
     "forget_trace": Endpoint("DELETE", "/v1/traces/{trace_id}", True),
     "forget_fact": Endpoint("DELETE", "/v1/facts/{fact_id}", True),
     "add_observations": Endpoint("POST", "/v1/observations", False),
@@ -215,6 +216,11 @@ def answer(query: str | AnswerRequest, owner: str | None,
 
 def forget_message(message_id: str) -> Call[ForgetReport]:
     return _call("forget_message", ForgetReport, path={"message_id": message_id})
+
+
+def forget_session(session_id: str, owner: str) -> Call[ForgetReport]:
+    return _call("forget_session", ForgetReport, path={"session_id": session_id},
+                 params={"owner": owner})
 
 
 def forget_trace(trace_id: str) -> Call[ForgetReport]:

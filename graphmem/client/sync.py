@@ -148,6 +148,10 @@ class GraphMem:
         """Forget one message and what rests only on it; again: ``already_forgotten``."""
         return self._run(calls.forget_message(message_id))
 
+    def forget_session(self, session_id: str, *, owner: str) -> ForgetReport:
+        """Forget one session of ``owner`` (every message, and what rests only on them)."""
+        return self._run(calls.forget_session(session_id, owner))
+
     def forget_trace(self, trace_id: str) -> ForgetReport:
         return self._run(calls.forget_trace(trace_id))
 

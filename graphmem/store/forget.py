@@ -1,6 +1,7 @@
-"""Forgetting one thing (a message, a trace, a fact) in ONE transaction, bound to a tenant: what
-goes, what rests only on it goes too, the re-forming jobs and a :Deletion audit record commit
-with it. The policy is explained in `graphmem.forget`; the Cypher is in ``cypher/queries/forget``.
+"""Forgetting one thing (a message, a session, a trace, a fact) in ONE transaction, bound to a
+tenant: what goes, what rests only on it goes too, the re-forming jobs and a :Deletion audit
+record commit with it. The policy is explained in `graphmem.forget`; the Cypher is in
+``cypher/queries/forget``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from neo4j import ManagedTransaction
 
 from graphmem import cypher
+from graphmem.errors import TooLarge
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.procedural import form_skills_job
 from graphmem.store.tenant import TenantBound
@@ -86,6 +88,41 @@ class ForgetStore(TenantBound):
                        "sessions": row["sessions"], "facts": gone["facts"]}
             self._record(tx, "message", id_hash, now, removed)
             return {"removed": removed, "facts": facts, "episodes": episodes, "jobs": jobs,
+                    "supersessions": gone["supersessions"]}
+
+        result: Row | None = self._store.write_tx(work)
+        return result
+
+    def session(self, owner: str, session_id: str, id_hash: str, now: datetime,
+                limit: int) -> Row | None:
+        """Every message of ``owner``'s session and what rests only on them. Raises `TooLarge`
+        (nothing deleted) when the session holds more than ``limit`` messages."""
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> Row | None:
+            plan = _q(tx, "session_plan", tenant=tenant, owner=owner, session_id=session_id,
+                      now=now, limit=limit)
+            if not plan or not plan[0]["messages"]:
+                return None
+            ids, episodes = plan[0]["messages"], plan[0]["episodes"]
+            if len(ids) > limit:
+                raise TooLarge("session_id", f"the session holds more than {limit} messages, "
+                               "the most one request forgets (max_forget_session_messages); "
+                               "forget its owner, or its messages one by one",
+                               limit=limit, actual=len(ids))
+            facts = _unsupported(tx, tenant, ids, episodes, [])
+            gone = self._delete_facts(tx, facts)
+            row = _q(tx, "session_delete", tenant=tenant, owner=owner, session_id=session_id,
+                     ids=ids, episodes=episodes)[0]
+            if episodes:
+                tx.run(cypher.load("queries/episodes/link_owner"), tenant=tenant,
+                       owner=owner).consume()
+            removed = {"messages": row["messages"], "sentences": row["sentences"],
+                       "windows": row["windows"], "episodes": row["episodes"],
+                       "entities": row["entities"], "sessions": row["sessions"],
+                       "facts": gone["facts"]}
+            self._record(tx, "session", id_hash, now, removed)
+            return {"removed": removed, "facts": facts, "episodes": episodes, "jobs": [],
                     "supersessions": gone["supersessions"]}
 
         result: Row | None = self._store.write_tx(work)

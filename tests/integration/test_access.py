@@ -18,6 +18,7 @@ from tests.integration.helpers import msg, owner
 def test_missing_or_wrong_key_is_401(api: TestClient, headers: dict[str, str]) -> None:
     for method, path in [("post", "/v1/messages"), ("get", "/v1/messages/x"),
                          ("get", "/v1/sessions/s/messages"), ("delete", "/v1/owners/x"),
+                         ("delete", "/v1/sessions/s?owner=x"),
                          ("post", "/v1/search")]:
         r = api.request(method, path, headers=headers, json={})
         assert r.status_code == 401, (method, path, r.text)
@@ -36,8 +37,12 @@ def test_tenants_are_isolated(api: TestClient) -> None:
                     headers=b).json()["hits"]
     assert hits == []
     assert api.delete(f"/v1/owners/{who}", headers=b).json()["messages"] == 0
+    one = {"owner": who}
+    assert api.delete("/v1/sessions/s1", params=one, headers=b).status_code == 404
     # tenant b may use the same ids without touching tenant a's messages
     assert api.post("/v1/messages", json=body, headers=b).json()["created"] == 2
+    gone = api.delete("/v1/sessions/s1", params=one, headers=b).json()
+    assert gone["removed"]["messages"] == 2
     assert api.get(f"/v1/messages/{who}-s1-0", headers=auth("key-a")).status_code == 200
 
 

@@ -147,6 +147,10 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         assert gm.forget_message(f"{o}/m1").already_forgotten
         with pytest.raises(NotFound):
             gm.get_message(f"{o}/m1")
+        gm.add_messages([msg(9, o, "later", "one more thing", id=f"{o}/later")])
+        session = gm.forget_session("later", owner=o)
+        assert (session.kind, session.id, session.owner) == ("session", "later", o)
+        assert session.removed.get("messages") == 1
         gone = gm.delete_owner(o)
         assert gone.owner == o and gone.messages == 2
     assert gm.called == set(calls.ENDPOINTS), set(calls.ENDPOINTS) - gm.called

@@ -1,5 +1,6 @@
-"""Forgetting one message, trace or fact on the real Neo4j: what goes, what stays, the report,
-the audit record, re-formation, tenant isolation, idempotence, 404 and atomicity."""
+"""Forgetting one message, session, trace or fact on the real Neo4j: what goes, what stays, the
+report, the audit record, re-formation, tenant isolation, idempotence, 404, the session budget
+and atomicity."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
+from graphmem.errors import TooLarge
 from graphmem.facts.models import ObservationIn
-from graphmem.forget import id_hash
+from graphmem.forget import id_hash, session_key
 from graphmem.service import Memory
 from graphmem.store.forget import ForgetStore
 from tests.integration.conftest import auth
@@ -102,6 +104,106 @@ def test_forget_a_message(api: TestClient, memory: Memory, cypher: Any) -> None:
     api.delete(f"/v1/owners/{who}", headers=auth())
 
 
+def test_forget_a_session(api: TestClient, memory: Memory, cypher: Any) -> None:
+    who, t = owner(), "tenant-a"
+    s1 = ["We planned the trip to Porto with Ingrid Bergstrom.", "The flight leaves at nine.",
+          f"My locker code is {SECRET} 4711.", "Noted, I will remember it."]
+    s2 = ["Porto was lovely.", "The hotel near the river was quiet."]
+    body = {"messages": [msg(i, who, "chat/1", text=x) for i, x in enumerate(s1)]
+            + [msg(i, who, "s2", text=x) for i, x in enumerate(s2, 10)]}
+    assert api.post("/v1/messages", json=body, headers=auth()).status_code == 201
+    ids = [m["id"] for m in body["messages"]]
+    one, two = ids[:4], ids[4:]
+    memory.former.form(t, who, "chat/1")
+    memory.former.form(t, who, "s2")
+    only = memory.facts.observe(t, [obs(who, f"locker code {SECRET}", [one[2]])])[0]
+    on_fact = memory.facts.observe(t, [obs(who, "has a locker", [only.id], type="owns")])[0]
+    shared = memory.facts.observe(t, [obs(who, "travels to Porto", [one[0], two[0]],
+                                          type="trip")])[0]
+    url = f"/v1/sessions/{quote('chat/1', safe='')}"
+    count = "MATCH (n:Message {tenant: $t, owner: $o}) RETURN count(n) AS n"
+
+    # bad input and other tenants: nothing goes
+    r = api.delete(url, headers=auth())
+    assert r.status_code == 422 and r.json()["field"] == "owner", r.text
+    assert api.delete(url, params={"owner": who}, headers=auth("key-b")).status_code == 404
+    assert api.delete(url, params={"owner": "someone-else"}, headers=auth()).status_code == 404
+    assert cypher(count, t=t, o=who) == [{"n": 6}]
+
+    r = api.delete(url, params={"owner": who}, headers=auth())
+    assert r.status_code == 200, r.text
+    report = r.json()
+    assert (report["kind"], report["id"], report["owner"]) == ("session", "chat/1", who)
+    assert not report["already_forgotten"] and report["reformation_jobs"] == []
+    removed = report["removed"]
+    assert removed["messages"] == 4 and removed["sessions"] == 1
+    assert removed["sentences"] >= 4 and removed["windows"] >= 1 and removed["episodes"] >= 1
+    assert removed["entities"] >= 1 and removed["facts"] == 2
+    assert sorted(report["facts"]) == sorted([only.id, on_fact.id])
+
+    # what is gone: every trace of the session's content
+    assert cypher("MATCH (n {tenant: $t}) WHERE any(k IN keys(n) WHERE n[k] IS :: STRING "
+                  "AND (n[k] CONTAINS $s OR toLower(n[k]) CONTAINS 'bergstrom')) "
+                  "RETURN labels(n) AS l", t=t, s=SECRET) == []
+    assert cypher("MATCH (n {tenant: $t, owner: $o, session_id: 'chat/1'}) RETURN labels(n)",
+                  t=t, o=who) == []
+    assert api.get(f"{url}/messages", params={"owner": who}, headers=auth()).json() == []
+    # what stays: the other session, its episodes chained, the shared fact on its other source,
+    # an entity the other session mentions too
+    assert cypher(count, t=t, o=who) == [{"n": 2}]
+    assert cypher("MATCH (s:Session {tenant: $t, owner: $o}) RETURN s.session_id AS s",
+                  t=t, o=who) == [{"s": "s2"}]
+    src = cypher("MATCH (:Fact {tenant: $t, id: $id})-[:SUPPORTED_BY]->(m) RETURN m.id AS id",
+                 t=t, id=shared.id)
+    assert src == [{"id": two[0]}]
+    assert cypher("MATCH (n:Entity {tenant: $t, owner: $o, name: 'porto'}) RETURN count(n) AS n",
+                  t=t, o=who) == [{"n": 1}]
+    episodes = cypher("MATCH (e:Episode {tenant: $t, owner: $o}) RETURN count(e) AS n",
+                      t=t, o=who)[0]["n"]
+    links = cypher("MATCH (:Episode {tenant: $t, owner: $o})-[r:NEXT]->() RETURN count(r) AS n",
+                   t=t, o=who)[0]["n"]
+    assert episodes >= 1 and links == episodes - 1
+    # a formation job queued for the session before it went finds nothing to form, and fails not
+    drain(memory, t)
+    assert cypher("MATCH (n {tenant: $t, owner: $o, session_id: 'chat/1'}) RETURN labels(n)",
+                  t=t, o=who) == []
+    jobs = cypher("MATCH (j:Job {tenant: $t, owner: $o}) RETURN j.state AS s", t=t, o=who)
+    assert jobs and {j["s"] for j in jobs} == {"done"}, jobs
+
+    # idempotent; audited like the others, without the content or the ids
+    again = api.delete(url, params={"owner": who}, headers=auth()).json()
+    assert again["already_forgotten"] and again["removed"] == {} and again["owner"] == who
+    assert api.delete("/v1/sessions/never", params={"owner": who},
+                      headers=auth()).status_code == 404
+    digest = id_hash(session_key(who, "chat/1"))
+    rows = [r for r in deletions(api) if r["id_hash"] == digest]
+    assert len(rows) == 1 and rows[0]["kind"] == "session" and rows[0]["messages"] == 4
+    assert SECRET not in json.dumps(rows) and "chat/1" not in json.dumps(rows)
+    api.delete(f"/v1/owners/{who}", headers=auth())
+
+
+def test_forgetting_a_long_session_is_refused_whole(api: TestClient, memory: Memory,
+                                                    cypher: Any,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    who, t = owner(), "tenant-a"
+    body = {"messages": [msg(i, who) for i in range(4)]}
+    assert api.post("/v1/messages", json=body, headers=auth()).status_code == 201
+    monkeypatch.setattr(memory, "settings", memory.settings.model_copy(
+        update={"max_forget_session_messages": 3}))
+    r = api.delete("/v1/sessions/s1", params={"owner": who}, headers=auth())
+    assert r.status_code == 413, r.text
+    problem = r.json()
+    assert problem["field"] == "session_id" and "3" in problem["detail"]
+    with pytest.raises(TooLarge):
+        memory.forget_session(t, who, "s1")
+    assert cypher("MATCH (m:Message {tenant: $t, owner: $o}) RETURN count(m) AS n",
+                  t=t, o=who) == [{"n": 4}]
+    assert not [r for r in deletions(api) if r["id_hash"] == id_hash(session_key(who, "s1"))]
+    monkeypatch.undo()
+    assert memory.forget_session(t, who, "s1").removed["messages"] == 4
+    api.delete(f"/v1/owners/{who}", headers=auth())
+
+
 def test_forget_a_fact_leaves_history_closed(api: TestClient, memory: Memory,
                                              cypher: Any) -> None:
     who, t = owner(), "tenant-a"
@@ -182,7 +284,11 @@ def test_forgetting_is_atomic(memory: Memory, tenant: str, cypher: Any,
     monkeypatch.setattr(ForgetStore, "_record", broken)
     with pytest.raises(RuntimeError):
         memory.forget_message(tenant, f"{who}-s1-1")
+    with pytest.raises(RuntimeError):
+        memory.forget_session(tenant, who, "s1")
     assert cypher("MATCH (m:Message {tenant: $t, owner: $o}) RETURN count(m) AS n",
                   t=tenant, o=who) == [{"n": 3}]
+    assert cypher("MATCH (s:Session {tenant: $t, owner: $o}) RETURN count(s) AS n",
+                  t=tenant, o=who) == [{"n": 1}]
     assert cypher("MATCH (s:Sentence {tenant: $t, message_id: $id}) RETURN count(s) AS n",
                   t=tenant, id=f"{who}-s1-1") != [{"n": 0}]

@@ -140,6 +140,16 @@ def test_requests_carry_the_key_the_models_and_encoded_ids() -> None:
     assert second.url.raw_path.startswith(b"/v1/sessions/s%2F1/messages?")
     assert second.url.params["limit"] == "5" and second.url.params["skip"] == "0"
 
+    report = {"kind": "session", "id": "s/1", "owner": "alice",
+              "forgotten_at": "2026-03-12T13:05:00Z", "removed": {"messages": 2}}
+    script = Script(httpx.Response(200, json=report))
+    with client(script) as gm:
+        got_report = gm.forget_session("s/1", owner="alice")
+    assert (got_report.kind, got_report.owner, got_report.removed) == (
+        "session", "alice", {"messages": 2})
+    sent = script.requests[0]
+    assert sent.method == "DELETE" and sent.url.raw_path == b"/v1/sessions/s%2F1?owner=alice"
+
 
 def test_the_url_and_key_default_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHMEM_URL", "http://from-env:9000")

@@ -165,6 +165,11 @@ export class GraphMem {
   forgetMessage(messageId: string): Promise<ForgetReport> {
     return this.send({ method: "DELETE", path: `/v1/messages/${id(messageId)}`, retry: true });
   }
+  /** Forget one session of `owner`: every message, and what rests only on them. */
+  forgetSession(sessionId: string, owner: string): Promise<ForgetReport> {
+    return this.send({ method: "DELETE", path: `/v1/sessions/${id(sessionId)}`, query: { owner },
+                       retry: true });
+  }
   forgetTrace(traceId: string): Promise<ForgetReport> {
     return this.send({ method: "DELETE", path: `/v1/traces/${id(traceId)}`, retry: true });
   }

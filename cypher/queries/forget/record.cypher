@@ -1,7 +1,7 @@
 // Purpose: the audit record of one forgetting: what kind of thing, the SHA-256 of its id (never
 //   the id itself, never any content), when, and how many nodes of each kind went.
-// Parameters: $tenant, $kind ('message' | 'trace' | 'fact'), $id_hash, $at, $counts (a map
-//   of integers, e.g. {messages: 1, sentences: 2, ...})
+// Parameters: $tenant, $kind ('message' | 'session' | 'trace' | 'fact'), $id_hash, $at,
+//   $counts (a map of integers, e.g. {messages: 1, sentences: 2, ...})
 // Columns: none
 CREATE (d:Deletion {tenant: $tenant, kind: $kind, id_hash: $id_hash, at: $at})
 SET d += $counts, d.caption = 'forgot ' + $kind

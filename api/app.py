@@ -16,12 +16,14 @@ from graphmem.config import Settings
 from graphmem.errors import GraphMemError, StoreUnavailable
 from graphmem.models import (
     MAX_SKIP,
+    NAME,
     DeleteReport,
     IngestReport,
     Message,
     MessageBatch,
     SearchRequest,
     SearchResult,
+    SessionInfo,
 )
 from graphmem.service import Memory
 from graphmem.tenant_memory import TenantMemory
@@ -134,6 +136,17 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     def get_message(message_id: Name, mem: TenantMem) -> Message:
         """One stored message by id (ids may hold `/`, best sent as `%2F`)."""
         return mem.messages.get(message_id)
+
+    @v1.get("/sessions", response_model=list[SessionInfo])
+    def sessions(
+        mem: TenantMem,
+        owner: Annotated[str, Query(min_length=1, max_length=200, pattern=NAME)],
+        skip: Annotated[int, Query(ge=0, le=MAX_SKIP)] = 0,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> list[SessionInfo]:
+        """An owner's sessions (conversations), the one with the latest message first: message
+        count and the event times of the first and last message, paged."""
+        return mem.messages.sessions(owner, skip, limit)
 
     @v1.get("/sessions/{session_id:path}/messages", response_model=list[Message])
     def session_messages(

@@ -43,6 +43,7 @@ from graphmem.models import (
     MessageIn,
     SearchRequest,
     SearchResult,
+    SessionInfo,
     Units,
     UtcDatetime,
 )
@@ -191,6 +192,18 @@ def build_server(scope: Scope) -> MCPServer[Any]:
                 "query": query, "owner": owner, "session_id": session_id, "as_of": as_of,
                 "max_tokens": max_tokens, **({"units": units} if units is not None else {})})
             return scope(ctx).context(req).context
+
+    @server.tool(annotations=READ)
+    def list_sessions(
+        owner: Owner, ctx: Ctx,
+        skip: Annotated[int, Field(ge=0, le=100_000)] = 0,
+        limit: Annotated[int, Field(ge=1, le=1000)] = 100,
+    ) -> list[SessionInfo]:
+        """The owner's sessions (conversations), the most recent first: each session_id with its
+        message count and the times of its first and last message. Read one with
+        get_session_messages."""
+        with tool_errors():
+            return scope(ctx).messages.sessions(owner, skip, limit)
 
     @server.tool(annotations=READ)
     def get_session_messages(

@@ -168,6 +168,17 @@ class Message(BaseModel):
     metadata: dict[str, Scalar] = Field(default_factory=dict)
 
 
+class SessionInfo(BaseModel):
+    """One session (conversation) of an owner: how many messages, and the event times of its
+    first and last."""
+
+    owner: str
+    session_id: str
+    message_count: int
+    first_at: datetime
+    last_at: datetime
+
+
 class IngestReport(BaseModel):
     ids: list[str]
     created: int

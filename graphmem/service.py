@@ -33,6 +33,7 @@ from graphmem.models import (
     Method,
     SearchRequest,
     SearchResult,
+    SessionInfo,
 )
 from graphmem.procedural.models import Skill, SkillSearch
 from graphmem.procedural.service import Procedural
@@ -156,6 +157,12 @@ class Memory:
     ) -> list[Message]:
         rows = self.store.tenant(tenant).session_messages(session_id, owner, skip, limit)
         return [_message(r) for r in rows]
+
+    def sessions(self, tenant: str, owner: str, skip: int = 0,
+                 limit: int = 100) -> list[SessionInfo]:
+        """An owner's sessions, the one with the latest message first."""
+        rows = self.store.tenant(tenant).owner_sessions(owner, skip, limit)
+        return [SessionInfo.model_validate(r) for r in rows]
 
     def delete_owner(self, tenant: str, owner: str) -> DeleteReport:
         removed = self.store.tenant(tenant).delete_owner(owner)

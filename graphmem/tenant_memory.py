@@ -4,7 +4,8 @@ is bound to that tenant, so callers never pass a tenant again and never reach th
 
 Sub-services, by what they hold:
 
-    tm.messages   ingest, ingest_many, get, session, forget (one), forget_session, forget_owner
+    tm.messages   ingest, ingest_many, get, sessions, session, forget (one), forget_session,
+                  forget_owner
     tm.search(req)                       hybrid recall
     tm.context(req), tm.answer(req)      the packed context for a prompt, the reader's answer
     tm.facts      observe, query, history, forget (observations, bitemporal)
@@ -44,6 +45,7 @@ from graphmem.models import (
     RetriedEpisode,
     SearchRequest,
     SearchResult,
+    SessionInfo,
 )
 from graphmem.procedural.models import (
     CaseDetail,
@@ -86,6 +88,10 @@ class Messages(_Bound):
 
     def get(self, id_: str) -> Message:
         return self._memory.get_message(self._tenant, id_)
+
+    def sessions(self, owner: str, skip: int = 0, limit: int = 100) -> list[SessionInfo]:
+        """``owner``'s sessions, the one with the latest message first."""
+        return self._memory.sessions(self._tenant, owner, skip, limit)
 
     def session(self, session_id: str, owner: str | None = None, skip: int = 0,
                 limit: int = 100) -> list[Message]:

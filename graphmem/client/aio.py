@@ -38,6 +38,7 @@ from graphmem.wire import (
     ProfileOp,
     SearchRequest,
     SearchResult,
+    SessionInfo,
     SkillDetail,
     SkillHistory,
     SkillSearch,
@@ -109,6 +110,11 @@ class AsyncGraphMem:
 
     async def get_message(self, message_id: str) -> Message:
         return await self._run(calls.get_message(message_id))
+
+    async def sessions(self, owner: str, *, skip: int = 0,
+                 limit: int = 100) -> list[SessionInfo]:
+        """``owner``'s sessions (conversations), the one with the latest message first."""
+        return await self._run(calls.sessions(owner, skip, limit))
 
     async def session_messages(self, session_id: str, *, owner: str | None = None,
                                skip: int = 0, limit: int = 100) -> list[Message]:

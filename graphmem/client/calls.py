@@ -48,6 +48,7 @@ from graphmem.wire import (
     ProfileOps,
     SearchRequest,
     SearchResult,
+    SessionInfo,
     SkillDetail,
     SkillHistory,
     SkillSearch,
@@ -74,6 +75,7 @@ class Endpoint:
 ENDPOINTS: dict[str, Endpoint] = {
     "add_messages": Endpoint("POST", "/v1/messages", True),
     "get_message": Endpoint("GET", "/v1/messages/{message_id}", True),
+    "sessions": Endpoint("GET", "/v1/sessions", True),
     "session_messages": Endpoint("GET", "/v1/sessions/{session_id}/messages", True),
     "delete_owner": Endpoint("DELETE", "/v1/owners/{owner}", True),
     "search": Endpoint("POST", "/v1/search", True),
@@ -175,6 +177,11 @@ def add_messages(messages: Iterable[Any]) -> Call[IngestReport]:
 
 def get_message(message_id: str) -> Call[Message]:
     return _call("get_message", Message, path={"message_id": message_id})
+
+
+def sessions(owner: str, skip: int, limit: int) -> Call[list[SessionInfo]]:
+    return _call("sessions", list[SessionInfo], params={"owner": owner, "skip": skip,
+                                                        "limit": limit})
 
 
 def session_messages(session_id: str, owner: str | None, skip: int,

@@ -38,6 +38,7 @@ from graphmem.wire import (
     ProfileOp,
     SearchRequest,
     SearchResult,
+    SessionInfo,
     SkillDetail,
     SkillHistory,
     SkillSearch,
@@ -114,6 +115,11 @@ class GraphMem:
 
     def get_message(self, message_id: str) -> Message:
         return self._run(calls.get_message(message_id))
+
+    def sessions(self, owner: str, *, skip: int = 0,
+                 limit: int = 100) -> list[SessionInfo]:
+        """``owner``'s sessions (conversations), the one with the latest message first."""
+        return self._run(calls.sessions(owner, skip, limit))
 
     def session_messages(self, session_id: str, *, owner: str | None = None, skip: int = 0,
                          limit: int = 100) -> list[Message]:

@@ -158,6 +158,10 @@ class TenantStore(TenantBound):
         )
         return [epoch_times(r["m"]) for r in rows]
 
+    def owner_sessions(self, owner: str, skip: int, limit: int) -> list[Row]:
+        rows = self._run("queries/owner_sessions", owner=owner, skip=skip, limit=limit)
+        return [epoch_times(r["s"]) for r in rows]
+
     def owner_counts(self, owner: str) -> Row:
         return self._run("queries/owner_counts", owner=owner)[0]
 

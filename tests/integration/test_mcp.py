@@ -31,10 +31,10 @@ from graphmem.worker import Worker
 from tests.integration.conftest import KEYS
 from tests.integration.helpers import msg, owner
 
-TOOLS = {"add_messages", "search_memory", "get_context", "get_session_messages", "record_facts",
-         "query_facts", "fact_history", "get_profile", "update_profile", "forget_session",
-         "forget_owner", "run_audit_query", "add_traces", "set_outcome", "search_skills",
-         "get_skill", "get_case"}
+TOOLS = {"add_messages", "search_memory", "get_context", "list_sessions", "get_session_messages",
+         "record_facts", "query_facts", "fact_history", "get_profile", "update_profile",
+         "forget_session", "forget_owner", "run_audit_query", "add_traces", "set_outcome",
+         "search_skills", "get_skill", "get_case"}
 
 
 def _free_port() -> int:
@@ -144,6 +144,7 @@ def test_http_every_tool_works(mcp_url: str) -> None:
         out["history_resource"] = json.loads(chain.contents[0].text)
         await client.call_tool("add_messages", {"messages": [
             msg(3, who, "aside", text="Please forget what I said about my neighbour.")]})
+        out["sessions"] = data(await client.call_tool("list_sessions", {"owner": who}))
         out["forget_session"] = data(await client.call_tool(
             "forget_session", {"owner": who, "session_id": "aside"}))
         out["forget"] = data(await client.call_tool("forget_owner", {"owner": who}))
@@ -167,6 +168,8 @@ def test_http_every_tool_works(mcp_url: str) -> None:
     assert any(r.get("content") == "Porto" for r in out["audit"]["rows"]), out["audit"]
     assert [m["id"] for m in out["session_resource"]] == [t["id"] for t in turns]
     assert len(out["history_resource"]["facts"]) == 2
+    assert [(x["session_id"], x["message_count"]) for x in out["sessions"]] == [
+        ("aside", 1), (sid, 3)]
     assert out["forget_session"]["kind"] == "session"
     assert out["forget_session"]["removed"]["messages"] == 1
     assert out["forget"]["messages"] == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -9,7 +10,7 @@ from fastapi.testclient import TestClient
 from graphmem.models import MessageIn
 from graphmem.service import Memory
 from tests.integration.conftest import auth
-from tests.integration.helpers import msg, owner
+from tests.integration.helpers import T0, msg, owner
 
 
 def _chain(cypher: Any, tenant: str, who: str, session: str) -> list[str]:
@@ -37,6 +38,27 @@ def test_post_get_and_list(api: TestClient) -> None:
     listed = api.get("/v1/sessions/s1/messages", params={"owner": who}, headers=auth()).json()
     assert [m["id"] for m in listed] == [f"{who}-s1-{i}" for i in range(3)]
     assert api.get("/v1/messages/nope", headers=auth()).status_code == 404
+
+
+def test_an_owners_sessions_latest_first(api: TestClient) -> None:
+    who = owner()
+    body = {"messages": [msg(i, who, "early") for i in range(3)]
+            + [msg(i, who, "late/1") for i in (5, 9)] + [msg(7, who, "middle")]}
+    assert api.post("/v1/messages", json=body, headers=auth()).status_code == 201
+    listed = api.get("/v1/sessions", params={"owner": who}, headers=auth()).json()
+    assert [(s["session_id"], s["message_count"]) for s in listed] == [
+        ("late/1", 2), ("middle", 1), ("early", 3)]
+    assert listed[0]["owner"] == who
+    times = [datetime.fromisoformat(listed[0][k]) for k in ("first_at", "last_at")]
+    assert times == [T0 + timedelta(seconds=150), T0 + timedelta(seconds=270)]
+    page = api.get("/v1/sessions", params={"owner": who, "skip": 1, "limit": 1},
+                   headers=auth()).json()
+    assert [s["session_id"] for s in page] == ["middle"]
+    assert api.get("/v1/sessions", params={"owner": who}, headers=auth("key-b")).json() == []
+    r = api.get("/v1/sessions", headers=auth())
+    assert r.status_code == 422 and r.json()["field"] == "owner"
+    api.delete(f"/v1/owners/{who}", headers=auth())
+    assert api.get("/v1/sessions", params={"owner": who}, headers=auth()).json() == []
 
 
 def test_same_id_twice_is_stored_once(memory: Memory, tenant: str, cypher: Any) -> None:

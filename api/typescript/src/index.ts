@@ -17,6 +17,7 @@ import type { components } from "./schema.js";
 export type Schemas = components["schemas"];
 export type MessageIn = Schemas["MessageIn"];
 export type Message = Schemas["Message"];
+export type SessionInfo = Schemas["SessionInfo"];
 export type IngestReport = Schemas["IngestReport"];
 export type DeleteReport = Schemas["DeleteReport"];
 export type SearchRequest = Schemas["SearchRequest"];
@@ -140,6 +141,11 @@ export class GraphMem {
   }
   getMessage(messageId: string): Promise<Message> {
     return this.send({ method: "GET", path: `/v1/messages/${id(messageId)}`, retry: true });
+  }
+  /** `owner`'s sessions (conversations), the one with the latest message first. */
+  sessions(owner: string, query: { skip?: number; limit?: number } = {}): Promise<SessionInfo[]> {
+    return this.send({ method: "GET", path: "/v1/sessions", query: { owner, ...query },
+                       retry: true });
   }
   sessionMessages(sessionId: string,
                   query: { owner?: string; skip?: number; limit?: number } = {}): Promise<Message[]> {

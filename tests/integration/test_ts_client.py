@@ -76,3 +76,5 @@ def test_the_compiled_client_against_the_server(built: str) -> None:
     assert seen["notFound"] == {"status": 404, "title": "not found"}
     assert seen["invalid"] == {"status": 422, "field": "messages[0].timestamp"}
     assert seen["deleted"] == 3
+    assert seen["sessions"] == [["aside", 1], ["s/1", 3]]
+    assert seen["forgot"] == ["session", 1]

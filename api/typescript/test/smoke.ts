@@ -1,6 +1,6 @@
 /**
  * Runs against a live server (GRAPHMEM_URL, GRAPHMEM_API_KEY, GRAPHMEM_OWNER): adds messages,
- * reads a session, searches, and meets a 404 and a 422. Prints what it saw as one JSON line.
+ * lists and reads sessions, searches, forgets a session, and meets a 404 and a 422. Prints what it saw as one JSON line.
  */
 import { GraphMem, InvalidInput, NotFound, type MessageIn } from "../src/index.js";
 
@@ -34,10 +34,15 @@ try {
 } catch (err) {
   if (err instanceof InvalidInput) invalid = { status: err.status, field: err.field };
 }
+await gm.addMessages([{ ...turn(3, "Please forget this aside."), session_id: "aside" }]);
+const sessions = await gm.sessions(owner);
+const forgot = await gm.forgetSession("aside", owner);
 const gone = await gm.deleteOwner(owner);
 
 console.log(JSON.stringify({
   created: report.created, duplicates: again.duplicates, session: session.map((m) => m.id),
   hits: found.hits.filter((h) => h.nucleus).map((h) => h.id), utc: one.timestamp,
   notFound, invalid, deleted: gone.messages,
+  sessions: sessions.map((x) => [x.session_id, x.message_count]),
+  forgot: [forgot.kind, forgot.removed?.messages],
 }));

@@ -120,3 +120,24 @@ def test_form_trace_racing_a_forget_writes_no_case(
     _, other = _trace(memory, tenant)
     assert memory.procedural.form_trace(tenant, other) >= 1
     assert _cases(cypher, tenant, other) >= 1
+
+
+def test_formation_racing_a_session_forget_leaves_nothing_of_it(
+    memory: Memory, tenant: str, cypher: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    who, _ = _session(memory, tenant)
+    real = EpisodeStore.write
+
+    def forget_first(self: EpisodeStore, *args: Any) -> list[str]:
+        memory.forget_session(tenant, who, "s1")  # commits after formation read the session
+        return real(self, *args)
+
+    monkeypatch.setattr(EpisodeStore, "write", forget_first)
+    report = memory.former.form(tenant, who, "s1")
+    monkeypatch.undo()
+    assert report.created + report.extended == 0
+    # not a node of the session is left: no episode, window or lock naming it (the record of
+    # the formation job that ingest enqueued stays until done jobs are pruned)
+    assert cypher("MATCH (n {tenant: $t}) WHERE NOT n:Job AND (n.owner = $o OR any(k IN "
+                  "keys(n) WHERE n[k] IS :: STRING AND n[k] CONTAINS $s)) RETURN labels(n) AS l",
+                  t=tenant, o=who, s=SECRET) == []

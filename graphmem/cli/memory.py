@@ -87,6 +87,19 @@ def forget_one(
     typer.echo(report.model_dump_json(indent=2))
 
 
+def sessions(
+    owner: Annotated[str, typer.Option(help="Whose sessions")],
+    tenant: Tenant = "default",
+    skip: Annotated[int, typer.Option(min=0, max=100_000)] = 0,
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 100,
+) -> None:
+    """List an owner's sessions (conversations), the one with the latest message first: one
+    JSON line each (session_id, message_count, first_at, last_at)."""
+    with tenant_memory(tenant) as tm:
+        for info in tm.messages.sessions(owner, skip, limit):
+            typer.echo(info.model_dump_json())
+
+
 class ExtractionStatus(StrEnum):
     all_dropped = "all_dropped"
     partial = "partial"

@@ -116,6 +116,10 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
     assert row["kind"] == "message" and row["id_hash"] == id_hash(target)
     assert [m.id for m in memory.session_messages(tenant, "s1", who)] == [
         f"{who}-s1-0", f"{who}-s1-2"]
+    r = runner.invoke(app, ["sessions", "--owner", who, "--tenant", tenant])
+    assert r.exit_code == 0, r.output
+    [listed] = [json.loads(line) for line in r.stdout.splitlines()]
+    assert (listed["session_id"], listed["message_count"]) == ("s1", 2)
     r = runner.invoke(app, ["forget", "session", "s1", "--tenant", tenant])
     assert r.exit_code == 2 and "--owner" in r.output  # a session id alone names no session
     r = runner.invoke(app, ["forget", "message", target, "--owner", who, "--tenant", tenant])
@@ -125,6 +129,8 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
     report = json.loads(r.stdout)
     assert (report["kind"], report["owner"], report["removed"]["messages"]) == ("session", who, 2)
     assert memory.session_messages(tenant, "s1", who) == []
+    r = runner.invoke(app, ["sessions", "--owner", who, "--tenant", tenant])
+    assert r.exit_code == 0 and r.stdout == ""
 
 
 def test_retry_extraction_via_cli(env: None, memory: Memory, tenant: str, cypher: Any) -> None:

@@ -1,15 +1,20 @@
 """Forgetting while formation runs: formation read a session (or a trace) before the forgetting
 committed and writes after it. Nothing it writes may rest on what was forgotten: the episode
 quoting a forgotten message is not written (the report says so, and the re-formation the
-forgetting enqueued forms the rest), cases of a forgotten trace are not written."""
+forgetting enqueued forms the rest), cases of a forgotten trace are not written; a forgotten
+session gets no lock, episode or window again. And a session forgotten while batches keep
+arriving leaves a consistent store."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import threading
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from graphmem.errors import NotFound
 from graphmem.models import MessageIn
 from graphmem.procedural.models import TraceIn
 from graphmem.service import Memory
@@ -141,3 +146,68 @@ def test_formation_racing_a_session_forget_leaves_nothing_of_it(
     assert cypher("MATCH (n {tenant: $t}) WHERE NOT n:Job AND (n.owner = $o OR any(k IN "
                   "keys(n) WHERE n[k] IS :: STRING AND n[k] CONTAINS $s)) RETURN labels(n) AS l",
                   t=tenant, o=who, s=SECRET) == []
+
+
+def test_forgetting_a_session_while_batches_arrive_leaves_a_consistent_store(
+    memory: Memory, tenant: str, cypher: Any
+) -> None:
+    """Batches keep landing in two sessions of one owner (entities shared by all of them, the
+    hubs both sides lock) while one session is forgotten again and again, and formed: whatever
+    interleaves, every message has its session with the right count, every session one NEXT
+    chain in time order, and no unit, window or episode outlives its messages."""
+    who, stop = owner(), time.monotonic() + 8
+    failures: list[str] = []
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+    def ingest(worker: int) -> None:
+        n = 0
+        while time.monotonic() < stop:
+            batch = [MessageIn(id=f"{who}-{worker}-{n}-{i}", owner=who,
+                               session_id="s" if (n + i) % 2 else "t", speaker="ana",
+                               text=f"Ingrid booked Paris, trip {n} item {i}.",
+                               timestamp=t0 + timedelta(seconds=(n * 37 + i * 11) % 5000))
+                     for i in range(10)]
+            try:
+                memory.ingest(tenant, batch)
+            except Exception as exc:
+                failures.append(f"ingest: {exc!r}")
+            n += 1
+
+    def forget_and_form() -> None:
+        while time.monotonic() < stop:
+            try:
+                memory.forget_session(tenant, who, "s")
+            except NotFound:
+                pass
+            except Exception as exc:
+                failures.append(f"forget: {exc!r}")
+            try:
+                memory.former.form(tenant, who, "t")
+            except Exception as exc:
+                failures.append(f"form: {exc!r}")
+
+    threads = [threading.Thread(target=ingest, args=(w,)) for w in (1, 2)]
+    threads.append(threading.Thread(target=forget_and_form))
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert failures == []
+    assert cypher("MATCH (m:Message {tenant: $t}) WHERE NOT EXISTS { MATCH (:Session {tenant: "
+                  "$t, owner: m.owner, session_id: m.session_id}) } RETURN m.id", t=tenant) == []
+    assert cypher("MATCH (s:Session {tenant: $t}) WHERE s.message_count <> COUNT { MATCH "
+                  "(m:Message {tenant: $t, owner: s.owner, session_id: s.session_id}) } "
+                  "RETURN s.session_id", t=tenant) == []
+    for session in ("s", "t"):
+        rows = cypher("MATCH (m:Message {tenant: $t, session_id: $s}) RETURN count(m) AS n, "
+                      "sum(CASE WHEN NOT EXISTS { ()-[:NEXT]->(m) } THEN 1 ELSE 0 END) AS heads, "
+                      "sum(COUNT { (m)-[:NEXT]->() }) AS links", t=tenant, s=session)[0]
+        assert rows["heads"] == (1 if rows["n"] else 0) and rows["links"] == max(rows["n"] - 1, 0)
+    assert cypher("MATCH (m:Message {tenant: $t})-[:NEXT]->(x) WHERE x.session_id <> m.session_id "
+                  "OR x.timestamp < m.timestamp RETURN m.id", t=tenant) == []
+    assert cypher("MATCH (x:Sentence {tenant: $t}) WHERE NOT (x)-[:PART_OF]->(:Message) "
+                  "RETURN x.message_id", t=tenant) == []
+    assert cypher("MATCH (w:Window {tenant: $t}) WHERE size(w.message_ids) <> COUNT "
+                  "{ (w)-[:COVERS]->() } RETURN w.id", t=tenant) == []
+    assert cypher("MATCH (e:Episode {tenant: $t}) WHERE NOT (e)-[:DERIVED_FROM]->() "
+                  "RETURN e.id", t=tenant) == []

@@ -329,6 +329,24 @@ def build_server(scope: Scope) -> MCPServer[Any]:
             return scope(ctx).cases.get(case_id)
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
+    def forget_message(message_id: str, ctx: Ctx) -> ForgetReport:
+        """Permanently delete one message (find its id with search_memory) and what was made
+        only from it (facts resting only on it; its episode, formed again from the rest of the
+        conversation). Cannot be undone; only call it when the user asks for what they said to
+        be forgotten. Returns what was removed."""
+        with tool_errors():
+            return scope(ctx).messages.forget(message_id)
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
+    def forget_fact(fact_id: str, ctx: Ctx) -> ForgetReport:
+        """Permanently delete one fact (an observation or profile value, id from query_facts or
+        get_profile) and the facts resting only on it; the values it replaced stay closed.
+        Cannot be undone; only call it when the user asks for it to be forgotten. To record
+        that a fact changed, use record_facts or update_profile instead."""
+        with tool_errors():
+            return scope(ctx).facts.forget(fact_id)
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
     def forget_session(owner: Owner, session_id: str, ctx: Ctx) -> ForgetReport:
         """Permanently delete one session (conversation) of this owner: its messages and what
         was made only from them (episodes, facts resting only on them). Cannot be undone; only

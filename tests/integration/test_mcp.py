@@ -33,8 +33,8 @@ from tests.integration.helpers import msg, owner
 
 TOOLS = {"add_messages", "search_memory", "get_context", "list_sessions", "get_session_messages",
          "record_facts", "query_facts", "fact_history", "get_profile", "update_profile",
-         "forget_session", "forget_owner", "run_audit_query", "add_traces", "set_outcome",
-         "search_skills", "get_skill", "get_case"}
+         "forget_message", "forget_fact", "forget_session", "forget_owner", "run_audit_query",
+         "add_traces", "set_outcome", "search_skills", "get_skill", "get_case"}
 
 
 def _free_port() -> int:
@@ -143,7 +143,15 @@ def test_http_every_tool_works(mcp_url: str) -> None:
         chain = await client.read_resource(f"graphmem://facts/{second[0]['id']}/history")
         out["history_resource"] = json.loads(chain.contents[0].text)
         await client.call_tool("add_messages", {"messages": [
-            msg(3, who, "aside", text="Please forget what I said about my neighbour.")]})
+            msg(3, who, "aside", text="Please forget what I said about my neighbour."),
+            msg(4, who, "aside", text="My neighbour Bob plays drums at night.")]})
+        out["forget_message"] = data(await client.call_tool(
+            "forget_message", {"message_id": f"{who}-aside-4"}))
+        note = data(await client.call_tool("record_facts", {"observations": [
+            {"owner": who, "subject": "Bob", "type": "habit", "content": "plays drums",
+             "valid_from": "2026-01-01T00:00:00Z"}]}))
+        out["forget_fact"] = data(await client.call_tool(
+            "forget_fact", {"fact_id": note[0]["id"]}))
         out["sessions"] = data(await client.call_tool("list_sessions", {"owner": who}))
         out["forget_session"] = data(await client.call_tool(
             "forget_session", {"owner": who, "session_id": "aside"}))
@@ -170,6 +178,8 @@ def test_http_every_tool_works(mcp_url: str) -> None:
     assert len(out["history_resource"]["facts"]) == 2
     assert [(x["session_id"], x["message_count"]) for x in out["sessions"]] == [
         ("aside", 1), (sid, 3)]
+    assert out["forget_message"]["removed"]["messages"] == 1
+    assert out["forget_fact"]["removed"] == {"facts": 1}
     assert out["forget_session"]["kind"] == "session"
     assert out["forget_session"]["removed"]["messages"] == 1
     assert out["forget"]["messages"] == 3

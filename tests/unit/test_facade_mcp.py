@@ -33,7 +33,8 @@ def test_tools_describe_themselves_for_a_model() -> None:
 
     tools = {t.name: t for t in asyncio.run(main())}
     assert "forget_owner" in tools and tools["forget_owner"].annotations.destructive_hint
-    assert tools["forget_session"].annotations.destructive_hint
+    for name in ("forget_message", "forget_fact", "forget_session"):
+        assert tools[name].annotations.destructive_hint, name
     assert tools["search_memory"].annotations.read_only_hint
     for tool in tools.values():
         assert tool.description and len(tool.description) > 40

@@ -21,6 +21,7 @@ from graphmem.models import (
     IngestReport,
     Message,
     MessageBatch,
+    OwnerInfo,
     SearchRequest,
     SearchResult,
     SessionInfo,
@@ -136,6 +137,18 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     def get_message(message_id: Name, mem: TenantMem) -> Message:
         """One stored message by id (ids may hold `/`, best sent as `%2F`)."""
         return mem.messages.get(message_id)
+
+    @v1.get("/owners", response_model=list[OwnerInfo])
+    def owners(
+        mem: TenantMem,
+        after: Annotated[str, Query(max_length=200, description="The last owner of the "
+                                    "previous page (keyset paging); empty for the first")] = "",
+        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    ) -> list[OwnerInfo]:
+        """This tenant's owners (anyone with a conversation, a fact or an agent run) by name,
+        each with its sessions, messages, latest message time, facts and runs. Page with
+        `after` = the last owner of the previous page."""
+        return mem.messages.owners(after, limit)
 
     @v1.get("/sessions", response_model=list[SessionInfo])
     def sessions(

@@ -179,6 +179,17 @@ class SessionInfo(BaseModel):
     last_at: datetime
 
 
+class OwnerInfo(BaseModel):
+    """One owner of a tenant and what it has stored."""
+
+    owner: str
+    sessions: int
+    messages: int
+    last_message_at: datetime | None = Field(description="event time of its latest message")
+    facts: int = Field(description="every version, history included")
+    traces: int = Field(description="agent runs")
+
+
 class IngestReport(BaseModel):
     ids: list[str]
     created: int

@@ -31,6 +31,7 @@ from graphmem.models import (
     Message,
     MessageIn,
     Method,
+    OwnerInfo,
     SearchRequest,
     SearchResult,
     SessionInfo,
@@ -163,6 +164,11 @@ class Memory:
         """An owner's sessions, the one with the latest message first."""
         rows = self.store.tenant(tenant).owner_sessions(owner, skip, limit)
         return [SessionInfo.model_validate(r) for r in rows]
+
+    def owners(self, tenant: str, after: str = "", limit: int = 50) -> list[OwnerInfo]:
+        """The tenant's owners by name, those after ``after`` (keyset paging)."""
+        return [OwnerInfo.model_validate(r)
+                for r in self.store.tenant(tenant).owners(after, limit)]
 
     def delete_owner(self, tenant: str, owner: str) -> DeleteReport:
         removed = self.store.tenant(tenant).delete_owner(owner)

@@ -4,8 +4,8 @@ is bound to that tenant, so callers never pass a tenant again and never reach th
 
 Sub-services, by what they hold:
 
-    tm.messages   ingest, ingest_many, get, sessions, session, forget (one), forget_session,
-                  forget_owner
+    tm.messages   ingest, ingest_many, get, owners, sessions, session, forget (one),
+                  forget_session, forget_owner
     tm.search(req)                       hybrid recall
     tm.context(req), tm.answer(req)      the packed context for a prompt, the reader's answer
     tm.facts      observe, query, history, forget (observations, bitemporal)
@@ -42,6 +42,7 @@ from graphmem.models import (
     IngestReport,
     Message,
     MessageIn,
+    OwnerInfo,
     RetriedEpisode,
     SearchRequest,
     SearchResult,
@@ -88,6 +89,10 @@ class Messages(_Bound):
 
     def get(self, id_: str) -> Message:
         return self._memory.get_message(self._tenant, id_)
+
+    def owners(self, after: str = "", limit: int = 50) -> list[OwnerInfo]:
+        """This tenant's owners (with a conversation, a fact or a run) by name, after ``after``."""
+        return self._memory.owners(self._tenant, after, limit)
 
     def sessions(self, owner: str, skip: int = 0, limit: int = 100) -> list[SessionInfo]:
         """``owner``'s sessions, the one with the latest message first."""

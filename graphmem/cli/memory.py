@@ -87,6 +87,19 @@ def forget_one(
     typer.echo(report.model_dump_json(indent=2))
 
 
+def owners(
+    tenant: Tenant = "default",
+    after: Annotated[str, typer.Option(help="Start after this owner (the previous page's "
+                                       "last)")] = "",
+    limit: Annotated[int, typer.Option(min=1, max=200)] = 50,
+) -> None:
+    """List the tenant's owners by name (anyone with a conversation, a fact or a run): one JSON
+    line each (sessions, messages, last_message_at, facts, traces)."""
+    with tenant_memory(tenant) as tm:
+        for info in tm.messages.owners(after, limit):
+            typer.echo(info.model_dump_json())
+
+
 def sessions(
     owner: Annotated[str, typer.Option(help="Whose sessions")],
     tenant: Tenant = "default",

@@ -35,6 +35,7 @@ from graphmem.wire import (
     ObservationIn,
     Outcome,
     OutcomeReport,
+    OwnerInfo,
     ProfileOp,
     SearchRequest,
     SearchResult,
@@ -110,6 +111,10 @@ class AsyncGraphMem:
 
     async def get_message(self, message_id: str) -> Message:
         return await self._run(calls.get_message(message_id))
+
+    async def owners(self, *, after: str = "", limit: int = 50) -> list[OwnerInfo]:
+        """This tenant's owners by name; the next page starts ``after`` the last one."""
+        return await self._run(calls.owners(after, limit))
 
     async def sessions(self, owner: str, *, skip: int = 0,
                  limit: int = 100) -> list[SessionInfo]:

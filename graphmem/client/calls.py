@@ -45,6 +45,7 @@ from graphmem.wire import (
     Outcome,
     OutcomeIn,
     OutcomeReport,
+    OwnerInfo,
     ProfileOps,
     SearchRequest,
     SearchResult,
@@ -75,6 +76,7 @@ class Endpoint:
 ENDPOINTS: dict[str, Endpoint] = {
     "add_messages": Endpoint("POST", "/v1/messages", True),
     "get_message": Endpoint("GET", "/v1/messages/{message_id}", True),
+    "owners": Endpoint("GET", "/v1/owners", True),
     "sessions": Endpoint("GET", "/v1/sessions", True),
     "session_messages": Endpoint("GET", "/v1/sessions/{session_id}/messages", True),
     "delete_owner": Endpoint("DELETE", "/v1/owners/{owner}", True),
@@ -177,6 +179,10 @@ def add_messages(messages: Iterable[Any]) -> Call[IngestReport]:
 
 def get_message(message_id: str) -> Call[Message]:
     return _call("get_message", Message, path={"message_id": message_id})
+
+
+def owners(after: str, limit: int) -> Call[list[OwnerInfo]]:
+    return _call("owners", list[OwnerInfo], params={"after": after, "limit": limit})
 
 
 def sessions(owner: str, skip: int, limit: int) -> Call[list[SessionInfo]]:

@@ -162,6 +162,10 @@ class TenantStore(TenantBound):
         rows = self._run("queries/owner_sessions", owner=owner, skip=skip, limit=limit)
         return [epoch_times(r["s"]) for r in rows]
 
+    def owners(self, after: str, limit: int) -> list[Row]:
+        rows = self._run("queries/owners", after=after, limit=limit)
+        return [epoch_times(r["o"]) for r in rows]
+
     def owner_counts(self, owner: str) -> Row:
         return self._run("queries/owner_counts", owner=owner)[0]
 

@@ -116,6 +116,9 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
     assert row["kind"] == "message" and row["id_hash"] == id_hash(target)
     assert [m.id for m in memory.session_messages(tenant, "s1", who)] == [
         f"{who}-s1-0", f"{who}-s1-2"]
+    r = runner.invoke(app, ["owners", "--tenant", tenant])
+    assert r.exit_code == 0, r.output
+    assert [json.loads(line)["owner"] for line in r.stdout.splitlines()] == [who]
     r = runner.invoke(app, ["sessions", "--owner", who, "--tenant", tenant])
     assert r.exit_code == 0, r.output
     [listed] = [json.loads(line) for line in r.stdout.splitlines()]

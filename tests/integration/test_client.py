@@ -150,6 +150,7 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         gm.add_messages([msg(9, o, "later", "one more thing", id=f"{o}/later")])
         assert [(s.session_id, s.message_count) for s in gm.sessions(o)] == [
             ("later", 1), ("s/1", 2)]
+        assert o in [x.owner for x in gm.owners(after=o[:-1], limit=200)]
         session = gm.forget_session("later", owner=o)
         assert (session.kind, session.id, session.owner) == ("session", "later", o)
         assert session.removed.get("messages") == 1

@@ -61,6 +61,38 @@ def test_an_owners_sessions_latest_first(api: TestClient) -> None:
     assert api.get("/v1/sessions", params={"owner": who}, headers=auth()).json() == []
 
 
+def test_a_tenants_owners_by_name(api: TestClient, memory: Memory, tenant: str) -> None:
+    from graphmem.facts.models import ObservationIn
+    from graphmem.procedural.models import TraceIn
+    from tests.integration.test_procedural import run
+
+    tm = memory.for_tenant(tenant)
+    tm.messages.ingest([MessageIn.model_validate(msg(i, "bea", s)) for i, s in
+                        ((0, "s1"), (1, "s1"), (5, "s2"))])
+    tm.facts.observe([ObservationIn.model_validate({
+        "owner": "ada", "subject": "ada", "type": "city", "content": "Porto", "explicit": True})])
+    memory.procedural.ingest(tenant, [TraceIn.model_validate(run("cy", 1, "success", ["x"]))])
+    listed = tm.messages.owners()
+    assert [(o.owner, o.sessions, o.messages, o.facts, o.traces) for o in listed] == [
+        ("ada", 0, 0, 1, 0), ("bea", 2, 3, 0, 0), ("cy", 0, 0, 0, 1)]
+    assert listed[1].last_message_at == T0 + timedelta(seconds=150)
+    assert listed[0].last_message_at is None
+    assert [o.owner for o in tm.messages.owners(after="ada", limit=1)] == ["bea"]
+    assert tm.messages.owners(after="cy") == []
+    tm.messages.forget_owner("bea")
+    assert [o.owner for o in tm.messages.owners()] == ["ada", "cy"]
+    # over HTTP: bounded paging, another tenant's owners unseen
+    r = api.get("/v1/owners", params={"limit": 0}, headers=auth())
+    assert r.status_code == 422 and r.json()["field"] == "limit"
+    who = owner()
+    api.post("/v1/messages", json={"messages": [msg(0, who)]}, headers=auth())
+    mine = api.get("/v1/owners", params={"after": who[:-1], "limit": 200}, headers=auth())
+    assert who in [o["owner"] for o in mine.json()]
+    theirs = api.get("/v1/owners", params={"limit": 200}, headers=auth("key-b")).json()
+    assert who not in [o["owner"] for o in theirs]
+    api.delete(f"/v1/owners/{who}", headers=auth())
+
+
 def test_same_id_twice_is_stored_once(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     batch = [MessageIn.model_validate(msg(i, who)) for i in range(2)]

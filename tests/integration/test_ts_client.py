@@ -77,4 +77,5 @@ def test_the_compiled_client_against_the_server(built: str) -> None:
     assert seen["invalid"] == {"status": 422, "field": "messages[0].timestamp"}
     assert seen["deleted"] == 3
     assert seen["sessions"] == [["aside", 1], ["s/1", 3]]
+    assert seen["listed"] is True
     assert seen["forgot"] == ["session", 1]

@@ -48,6 +48,8 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     mem.delete_owner.assert_called_once_with("acme", "alice")
     tm.messages.forget("m1")
     mem.forget_message.assert_called_once_with("acme", "m1")
+    tm.messages.owners("a", 5)
+    mem.owners.assert_called_once_with("acme", "a", 5)
     tm.messages.sessions("alice", 2, 3)
     mem.sessions.assert_called_once_with("acme", "alice", 2, 3)
     tm.messages.forget_session("alice", "s1")

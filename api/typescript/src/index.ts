@@ -18,6 +18,7 @@ export type Schemas = components["schemas"];
 export type MessageIn = Schemas["MessageIn"];
 export type Message = Schemas["Message"];
 export type SessionInfo = Schemas["SessionInfo"];
+export type OwnerInfo = Schemas["OwnerInfo"];
 export type IngestReport = Schemas["IngestReport"];
 export type DeleteReport = Schemas["DeleteReport"];
 export type SearchRequest = Schemas["SearchRequest"];
@@ -141,6 +142,10 @@ export class GraphMem {
   }
   getMessage(messageId: string): Promise<Message> {
     return this.send({ method: "GET", path: `/v1/messages/${id(messageId)}`, retry: true });
+  }
+  /** This tenant's owners by name; the next page starts `after` the last one. */
+  owners(query: { after?: string; limit?: number } = {}): Promise<OwnerInfo[]> {
+    return this.send({ method: "GET", path: "/v1/owners", query, retry: true });
   }
   /** `owner`'s sessions (conversations), the one with the latest message first. */
   sessions(owner: string, query: { skip?: number; limit?: number } = {}): Promise<SessionInfo[]> {

@@ -1,6 +1,6 @@
 /**
  * Runs against a live server (GRAPHMEM_URL, GRAPHMEM_API_KEY, GRAPHMEM_OWNER): adds messages,
- * lists and reads sessions, searches, forgets a session, and meets a 404 and a 422. Prints what it saw as one JSON line.
+ * lists owners, lists and reads sessions, searches, forgets a session, and meets a 404 and a 422. Prints what it saw as one JSON line.
  */
 import { GraphMem, InvalidInput, NotFound, type MessageIn } from "../src/index.js";
 
@@ -36,6 +36,7 @@ try {
 }
 await gm.addMessages([{ ...turn(3, "Please forget this aside."), session_id: "aside" }]);
 const sessions = await gm.sessions(owner);
+const owners = await gm.owners({ after: owner.slice(0, -1), limit: 200 });
 const forgot = await gm.forgetSession("aside", owner);
 const gone = await gm.deleteOwner(owner);
 
@@ -44,5 +45,6 @@ console.log(JSON.stringify({
   hits: found.hits.filter((h) => h.nucleus).map((h) => h.id), utc: one.timestamp,
   notFound, invalid, deleted: gone.messages,
   sessions: sessions.map((x) => [x.session_id, x.message_count]),
+  listed: owners.some((x) => x.owner === owner),
   forgot: [forgot.kind, forgot.removed?.messages],
 }));

@@ -109,9 +109,10 @@ def test_neo4j_down_is_one_line_without_traceback_or_model() -> None:
     code, _, err, _ = run_cli("audit", "deletions", "-p", "from=2020-01-01T00:00:00Z",
                               "-p", "to=2030-01-01T00:00:00Z", env=env)
     assert code == 1 and "Traceback" not in err and "Neo4j" in err
-    code, out, err, loaded = run_cli("sessions", "--owner", "alice", env=env)
-    assert code == 1 and "Traceback" not in err and "Neo4j" in err
-    assert loaded == [] and out == ""
+    for args in (("sessions", "--owner", "alice"), ("owners",)):
+        code, out, err, loaded = run_cli(*args, env=env)
+        assert code == 1 and "Traceback" not in err and "Neo4j" in err, args
+        assert loaded == [] and out == "", args
 
 
 def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:

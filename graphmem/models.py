@@ -565,7 +565,7 @@ class AnswerResult(BaseModel):
     context: ContextResult
 
 
-# --- forgetting one thing (DELETE /v1/messages/{id}, /v1/traces/{id}, /v1/facts/{id}) ---------
+# --- forgetting one thing (DELETE /v1/messages/{id}, /v1/sessions/{id}, /v1/traces/{id}, ...) ---
 
 ForgetKind = Literal["message", "session", "trace", "fact"]
 

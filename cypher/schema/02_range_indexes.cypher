@@ -15,6 +15,10 @@ FOR (m:Message) ON (m.timestamp);
 CREATE INDEX session_owner IF NOT EXISTS
 FOR (s:Session) ON (s.tenant, s.owner);
 
+// an owner's sessions, the latest first (GET /v1/sessions reads just the page)
+CREATE INDEX session_recent IF NOT EXISTS
+FOR (s:Session) ON (s.tenant, s.owner, s.last_at);
+
 CREATE INDEX sentence_owner IF NOT EXISTS
 FOR (s:Sentence) ON (s.tenant, s.owner);
 

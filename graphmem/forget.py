@@ -49,9 +49,6 @@ from graphmem.store.forget import ForgetStore
 if TYPE_CHECKING:
     from graphmem.store.core import Row
 
-KINDS: tuple[Kind, ...] = ("message", "session", "trace", "fact")
-
-
 def id_hash(id_: str) -> str:
     """What the audit record keeps of an id: its SHA-256 (hex) in UTF-8."""
     return hashlib.sha256(id_.encode("utf-8")).hexdigest()

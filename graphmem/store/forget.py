@@ -41,6 +41,13 @@ def _unsupported(tx: ManagedTransaction, tenant: str, messages: list[str], episo
     return found
 
 
+def _relink_episodes(tx: ManagedTransaction, tenant: str, owner: str,
+                     gone: list[str]) -> None:
+    """Chain the owner's remaining episodes again when ``gone`` (episode ids) removed some."""
+    if gone:
+        tx.run(cypher.load("queries/episodes/link_owner"), tenant=tenant, owner=owner).consume()
+
+
 class ForgetStore(TenantBound):
     """The forgetting queries of one tenant. Each method returns None when the id is unknown
     (to this tenant), else {"removed": {kind: count}, "facts": [...], "episodes": [...],
@@ -78,9 +85,7 @@ class ForgetStore(TenantBound):
             facts = _unsupported(tx, tenant, [id_], episodes, [])
             gone = self._delete_facts(tx, facts)
             row = _q(tx, "message_delete", tenant=tenant, id=id_, episodes=episodes)[0]
-            if episodes:
-                tx.run(cypher.load("queries/episodes/link_owner"), tenant=tenant,
-                       owner=owner).consume()
+            _relink_episodes(tx, tenant, owner, episodes)
             jobs = self._jobs(tx, form_session_jobs(
                 [{"owner": owner, "session_id": session_id}] if row["remaining"] else []))
             removed = {"messages": 1, "sentences": row["sentences"], "windows": row["windows"],
@@ -114,9 +119,7 @@ class ForgetStore(TenantBound):
             gone = self._delete_facts(tx, facts)
             row = _q(tx, "session_delete", tenant=tenant, owner=owner, session_id=session_id,
                      ids=ids, episodes=episodes)[0]
-            if episodes:
-                tx.run(cypher.load("queries/episodes/link_owner"), tenant=tenant,
-                       owner=owner).consume()
+            _relink_episodes(tx, tenant, owner, episodes)
             removed = {"messages": row["messages"], "sentences": row["sentences"],
                        "windows": row["windows"], "episodes": row["episodes"],
                        "entities": row["entities"], "sessions": row["sessions"],

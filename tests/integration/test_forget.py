@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.errors import TooLarge
-from graphmem.facts.models import ObservationIn
+from graphmem.facts.models import FactWrite, ObservationIn
 from graphmem.forget import id_hash, session_key
 from graphmem.service import Memory
 from graphmem.store.forget import ForgetStore
@@ -29,6 +29,16 @@ def obs(who: str, content: str, sources: list[str], **kw: Any) -> ObservationIn:
     return ObservationIn.model_validate({
         "owner": who, "subject": kw.pop("subject", who), "type": kw.pop("type", "note"),
         "content": content, "explicit": False, "sources": sources, **kw})
+
+
+def facts_on(memory: Memory, t: str, who: str, secret: str,
+             shared_by: list[str]) -> tuple[FactWrite, FactWrite, FactWrite]:
+    """A fact resting only on the ``secret`` message, one resting only on that fact, and one
+    resting on the messages ``shared_by``."""
+    only = memory.facts.observe(t, [obs(who, f"locker code {SECRET}", [secret])])[0]
+    on_fact = memory.facts.observe(t, [obs(who, "has a locker", [only.id], type="owns")])[0]
+    shared = memory.facts.observe(t, [obs(who, "travels to Porto", shared_by, type="trip")])[0]
+    return only, on_fact, shared
 
 
 def deletions(api: TestClient, key: str = "key-a") -> list[dict[str, Any]]:
@@ -47,10 +57,7 @@ def test_forget_a_message(api: TestClient, memory: Memory, cypher: Any) -> None:
     assert api.post("/v1/messages", json=body, headers=auth()).status_code == 201
     ids = [m["id"] for m in body["messages"]]
     memory.former.form(t, who, "s1")
-    only = memory.facts.observe(t, [obs(who, f"locker code {SECRET}", [ids[2]])])[0]
-    on_fact = memory.facts.observe(t, [obs(who, "has a locker", [only.id], type="owns")])[0]
-    shared = memory.facts.observe(t, [obs(who, "travels to Porto", [ids[2], ids[0]],
-                                          type="trip")])[0]
+    only, on_fact, shared = facts_on(memory, t, who, ids[2], [ids[2], ids[0]])
     url = f"/v1/messages/{quote(ids[2], safe='')}"
 
     assert api.delete(url, headers=auth("key-b")).status_code == 404  # another tenant's
@@ -116,10 +123,7 @@ def test_forget_a_session(api: TestClient, memory: Memory, cypher: Any) -> None:
     one, two = ids[:4], ids[4:]
     memory.former.form(t, who, "chat/1")
     memory.former.form(t, who, "s2")
-    only = memory.facts.observe(t, [obs(who, f"locker code {SECRET}", [one[2]])])[0]
-    on_fact = memory.facts.observe(t, [obs(who, "has a locker", [only.id], type="owns")])[0]
-    shared = memory.facts.observe(t, [obs(who, "travels to Porto", [one[0], two[0]],
-                                          type="trip")])[0]
+    only, on_fact, shared = facts_on(memory, t, who, one[2], [one[0], two[0]])
     url = f"/v1/sessions/{quote('chat/1', safe='')}"
     count = "MATCH (n:Message {tenant: $t, owner: $o}) RETURN count(n) AS n"
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from graphmem.errors import NotFound
+from graphmem.formation.run import FormationReport
 from graphmem.models import MessageIn
 from graphmem.procedural.models import TraceIn
 from graphmem.service import Memory
@@ -32,6 +34,23 @@ def _session(memory: Memory, tenant: str) -> tuple[str, list[str]]:
              "Noted, I will remember it.", "Also book a hotel near the river."]
     batch = [MessageIn.model_validate(msg(i, who, text=x)) for i, x in enumerate(texts)]
     return who, memory.ingest(tenant, batch).ids
+
+
+def _form_forgetting_first(memory: Memory, tenant: str, who: str,
+                           monkeypatch: pytest.MonkeyPatch,
+                           forget: Callable[[], object]) -> FormationReport:
+    """Form session s1 of ``who`` with ``forget`` committing after formation read the session
+    and before it writes its episodes."""
+    real = EpisodeStore.write
+
+    def forget_first(self: EpisodeStore, *args: Any) -> list[str]:
+        forget()
+        return real(self, *args)
+
+    monkeypatch.setattr(EpisodeStore, "write", forget_first)
+    report = memory.former.form(tenant, who, "s1")
+    monkeypatch.undo()
+    return report
 
 
 def test_episode_write_skips_an_episode_whose_message_is_gone(
@@ -56,15 +75,8 @@ def test_formation_racing_a_forget_writes_nothing_of_the_forgotten_message(
     memory: Memory, tenant: str, cypher: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     who, ids = _session(memory, tenant)
-    real = EpisodeStore.write
-
-    def forget_first(self: EpisodeStore, *args: Any) -> list[str]:
-        memory.forget_message(tenant, ids[1])  # commits after formation read the session
-        return real(self, *args)
-
-    monkeypatch.setattr(EpisodeStore, "write", forget_first)
-    report = memory.former.form(tenant, who, "s1")
-    monkeypatch.undo()
+    report = _form_forgetting_first(memory, tenant, who, monkeypatch,
+                                    lambda: memory.forget_message(tenant, ids[1]))
     assert report.skipped and report.created + report.extended == 0
     assert cypher("MATCH (n:Episode|Window|Sentence|Message {tenant: $t}) WHERE any(k IN "
                   "keys(n) WHERE n[k] IS :: STRING AND n[k] CONTAINS $s) RETURN labels(n) AS l",
@@ -131,15 +143,8 @@ def test_formation_racing_a_session_forget_leaves_nothing_of_it(
     memory: Memory, tenant: str, cypher: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     who, _ = _session(memory, tenant)
-    real = EpisodeStore.write
-
-    def forget_first(self: EpisodeStore, *args: Any) -> list[str]:
-        memory.forget_session(tenant, who, "s1")  # commits after formation read the session
-        return real(self, *args)
-
-    monkeypatch.setattr(EpisodeStore, "write", forget_first)
-    report = memory.former.form(tenant, who, "s1")
-    monkeypatch.undo()
+    report = _form_forgetting_first(memory, tenant, who, monkeypatch,
+                                    lambda: memory.forget_session(tenant, who, "s1"))
     assert report.created + report.extended == 0
     # not a node of the session is left: no episode, window or lock naming it (the record of
     # the formation job that ingest enqueued stays until done jobs are pruned)

@@ -51,7 +51,8 @@ integration: setup
 # (2026.x when a Java 21+ is found, else 5.26); these run either.
 NEO4J_2026 ?= 2026.08.1
 NEO4J_5 ?= 5.26.30
-LINE_TESTS := schema search windows episode_search facts procedural access vector_filters forget
+LINE_TESTS := schema search windows episode_search facts procedural access vector_filters forget \
+	metadata_filter
 integration-2026: setup
 	GRAPHMEM_TEST_NEO4J_VERSION=$(NEO4J_2026) HF_HUB_OFFLINE=1 $(BIN)/pytest -q \
 		$(LINE_TESTS:%=tests/integration/test_%.py)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from graphmem import metrics, temporal
+from graphmem import metadata, metrics, temporal
 from graphmem.config import EmbeddingUnit, Settings
 from graphmem.embeddings import Embedder, token_counts
 from graphmem.entities.extract import message_mentions as mention_rows
@@ -158,7 +158,8 @@ def prepare(batch: list[MessageIn], settings: Settings) -> Prepared:
             "id": id_, "owner": m.owner, "session_id": m.session_id, "speaker": m.speaker,
             "role": m.role, "text": m.text, "search_text": f"{m.speaker}: {m.text}",
             "timestamp": m.timestamp, "metadata_json": json.dumps(m.metadata, sort_keys=True),
-            "content_hash": content_hash(m), "index": i,
+            "metadata_pairs": metadata.pairs(m.metadata), "content_hash": content_hash(m),
+            "index": i,
             **_event_dates(m),
         }
         if id_ in rows and rows[id_]["content_hash"] != row["content_hash"]:

@@ -41,6 +41,7 @@ from graphmem.models import (
     IngestReport,
     Message,
     MessageIn,
+    MetadataFilter,
     SearchRequest,
     SearchResult,
     SessionInfo,
@@ -92,6 +93,8 @@ ANY_ID = ResourceSecurity(exempt_params={"session_id", "owner", "fact_id"})  # i
 Owner = Annotated[str, Field(min_length=1, description="Whose memory, e.g. 'alice'")]
 When = Annotated[UtcDatetime | None, Field(
     description="ISO 8601 with an offset, e.g. 2026-03-12T14:05:00Z")]
+METADATA_HINT = ("Only messages whose metadata has, for every key, this value or one of those "
+                 "listed, e.g. {\"channel\": \"slack\"}")
 
 
 def describe(exc: GraphMemError | ValidationError) -> str:
@@ -160,6 +163,7 @@ def build_server(scope: Scope) -> MCPServer[Any]:
         units: Annotated[Units, Field(description="What to recall")] = "messages",
         max_messages: Annotated[int | None, Field(description="Budget of messages returned")]
         = None,
+        metadata: Annotated[MetadataFilter | None, Field(description=METADATA_HINT)] = None,
     ) -> SearchResult:
         """Recall what was said: hybrid search (meaning and keywords) over an owner's stored
         messages, each hit expanded with its neighbouring turns. Returns the hits in
@@ -169,7 +173,7 @@ def build_server(scope: Scope) -> MCPServer[Any]:
             req = SearchRequest.model_validate({
                 "query": query, "owner": owner, "k": k, "session_id": session_id,
                 "time_from": time_from, "time_to": time_to, "units": units,
-                "max_messages": max_messages})
+                "max_messages": max_messages, "metadata": metadata})
             return scope(ctx).search(req)
 
     @server.tool(annotations=READ)
@@ -181,6 +185,8 @@ def build_server(scope: Scope) -> MCPServer[Any]:
         units: Annotated[list[ContextUnit] | None, Field(
             description="What may enter: message, episode, fact (the default: all three) and "
             "skill (the best method learned from the owner's runs for a task request)")] = None,
+        metadata: Annotated[MetadataFilter | None, Field(
+            description=METADATA_HINT + "; messages only (units default to message)")] = None,
     ) -> str:
         """The memory relevant to a question, as text ready to put in a prompt: the facts valid
         at as_of (default now), then episodes, then the relevant conversation turns with
@@ -190,7 +196,8 @@ def build_server(scope: Scope) -> MCPServer[Any]:
         with tool_errors():
             req = ContextRequest.model_validate({
                 "query": query, "owner": owner, "session_id": session_id, "as_of": as_of,
-                "max_tokens": max_tokens, **({"units": units} if units is not None else {})})
+                "max_tokens": max_tokens, "metadata": metadata,
+                **({"units": units} if units is not None else {})})
             return scope(ctx).context(req).context
 
     @server.tool(annotations=READ)

@@ -8,7 +8,17 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 Scalar = str | int | float | bool | None
 Rule = Literal["vector", "fulltext", "neighbour", "episode", "time", "window", "session", "graph",
@@ -107,6 +117,49 @@ IsoDate = Annotated[date, BeforeValidator(iso_date)]
 
 NAME = r"^[^\x00-\x1f\x7f]+$"
 """Ids and names: no control characters (they would blur field boundaries in derived ids)."""
+
+MAX_FILTER_VALUES = 100
+
+
+def _filter_value(value: Any) -> Any:
+    """One accepted value or a list of 1-100 of them, each a scalar (a finite number)."""
+    values = value if isinstance(value, list) else [value]
+    if not 1 <= len(values) <= MAX_FILTER_VALUES:
+        raise ValueError(f"one value, or a list of 1 to {MAX_FILTER_VALUES} values")
+    for v in values:
+        if v is not None and not isinstance(v, str | int | float | bool):
+            raise ValueError("a string, number, boolean or null, or a list of them")
+        _finite(v)
+    return value
+
+
+_SCALAR_SCHEMA: dict[str, Any] = {"anyOf": [
+    {"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}]}
+FilterValue = Annotated[
+    Any, AfterValidator(_filter_value),
+    WithJsonSchema({"anyOf": [*_SCALAR_SCHEMA["anyOf"], {
+        "type": "array", "items": _SCALAR_SCHEMA, "minItems": 1,
+        "maxItems": MAX_FILTER_VALUES}]})]
+MetadataFilter = Annotated[
+    dict[Annotated[str, Field(min_length=1, max_length=200)], FilterValue],
+    Field(min_length=1, max_length=16)]
+"""Messages whose metadata holds, for every key, the value given or one of the values listed
+(`graphmem.metadata`)."""
+METADATA_FILTER = ("Only messages whose metadata has, for every key, this value (or one of the "
+                   "values listed): {\"channel\": \"slack\", \"priority\": [1, 2]}. Neighbours "
+                   "brought by expansion must match too. Up to 16 keys, 100 values each; 1 and "
+                   "1.0 are the same number, true is not 1")
+
+
+def messages_only(value: Any, info: ValidationInfo, units_field: str, allowed: set[str],
+                  hint: str) -> Any:
+    """A metadata filter with units other than messages is refused (only messages carry
+    metadata)."""
+    units = info.data.get(units_field)
+    asked = set(units) if isinstance(units, list) else {units}
+    if value and units is not None and not asked <= allowed:
+        raise ValueError(f"filters messages only (episodes and facts carry no metadata): {hint}")
+    return value
 
 
 class MessageLike(Protocol):
@@ -220,6 +273,8 @@ class SearchRequest(_Strict):
         default="messages", description="What to recall: raw messages, observations, or both "
         "(ranked separately and interleaved, never score-compared); or episodes, each returned "
         "with all its source messages (they count against max_messages)")
+    metadata: MetadataFilter | None = Field(default=None, description=METADATA_FILTER,
+                                            examples=[{"channel": "slack"}])
     as_of: UtcDatetime | None = Field(
         default=None, description="Observations valid at this time (default: now); also the "
         "'now' against which the query's own time expressions are resolved")
@@ -232,6 +287,11 @@ class SearchRequest(_Strict):
         default=False, description="Method iterative: return the trace of its rounds (queries, "
         "candidates, decisions, reservations, timings) in the result's `trace`")
 
+    @field_validator("metadata")
+    @classmethod
+    def _messages_only(cls, value: Any, info: ValidationInfo) -> Any:
+        return messages_only(value, info, "units", {"messages"}, 'search units "messages"')
+
 
 class Hit(BaseModel):
     id: str
@@ -243,6 +303,7 @@ class Hit(BaseModel):
     score: float = Field(description="Fused score of the nucleus this message belongs to")
     rules: list[Rule]
     nucleus: bool
+    metadata: dict[str, Scalar] = Field(default_factory=dict, description="As it was sent")
 
 
 class FactHit(BaseModel):
@@ -459,11 +520,29 @@ class ContextRequest(_Strict):
         description="Which units may enter the context; 'skill' adds the best skill (a method "
         "learned from the owner's runs, valid at as_of) for a task request, with its supporting "
         "cases as sources")
+    metadata: MetadataFilter | None = Field(
+        default=None, description=METADATA_FILTER + ". Facts and episodes carry no metadata: "
+        "with a filter, units default to [\"message\"], and may add \"skill\" only",
+        examples=[{"channel": "slack"}])
     method: Method | None = Field(
         default=None, description="Search method for the messages; default: rrf_expand")
     preset: str | None = Field(default=None, description="Named retrieval preset")
     trace: bool = Field(default=False, description="Return how the context was built: the "
                         "search rounds and the packing")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _message_units(cls, data: Any) -> Any:
+        """With a metadata filter, units default to messages alone."""
+        if isinstance(data, dict) and data.get("metadata") and "units" not in data:
+            return {**data, "units": ["message"]}
+        return data
+
+    @field_validator("metadata")
+    @classmethod
+    def _messages_only(cls, value: Any, info: ValidationInfo) -> Any:
+        return messages_only(value, info, "units", {"message", "skill"},
+                             'ask units ["message"] (or ["message", "skill"])')
 
 
 class ContextItem(BaseModel):

@@ -4,7 +4,8 @@
 //   again after the index.
 //   $query must already be escaped: user text is never Lucene syntax.
 // Parameters: $tenant, $owner, $scope (graphmem/store/scope.py), $query, $fetch, $k (hits kept),
-//   $session_id, $time_from, $time_to (nullable)
+//   $session_id, $time_from, $time_to, $metadata (nullable; a
+//   metadata filter, graphmem/metadata.py)
 // Columns: fetched (index hits read before filtering), hits (list of {id, score}, best first,
 //   at most $k: a message is one hit, so the first k are the best k)
 CALL db.index.fulltext.queryNodes('message_fulltext',
@@ -18,6 +19,8 @@ CALL (found) {
      AND ($session_id IS NULL OR h.m.session_id = $session_id)
      AND ($time_from IS NULL OR h.m.timestamp >= $time_from)
      AND ($time_to IS NULL OR h.m.timestamp < $time_to)
+     AND ($metadata IS NULL OR all(accepted IN $metadata
+          WHERE any(p IN accepted WHERE p IN h.m.metadata_pairs)))
   LIMIT $k
   RETURN collect({id: h.m.id, score: h.score}) AS hits
 }

@@ -4,7 +4,8 @@
 //   Each part is its own file's query, unchanged; the columns of each are prefixed.
 //   $query must already be escaped: user text is never Lucene syntax.
 // Parameters: $tenant, $owner, $scope (graphmem/store/scope.py), $vector, $vector_fetch, $query,
-//   $text_fetch, $k (fulltext hits kept), $session_id, $time_from, $time_to (nullable)
+//   $text_fetch, $k (fulltext hits kept), $session_id, $time_from, $time_to, $metadata (nullable; a
+//   metadata filter, graphmem/metadata.py)
 // Columns: vector_fetched, vector_hits (list of {id: message id, score}, best first; a message
 //   may repeat, once per sentence), text_fetched, text_hits (list of {id, score}, best first,
 //   at most $k)
@@ -16,6 +17,8 @@ CALL () {
        AND ($session_id IS NULL OR h.s.session_id = $session_id)
        AND ($time_from IS NULL OR h.s.timestamp >= $time_from)
        AND ($time_to IS NULL OR h.s.timestamp < $time_to)
+       AND ($metadata IS NULL OR all(accepted IN $metadata
+            WHERE any(p IN accepted WHERE p IN h.s.metadata_pairs)))
      | {id: h.s.message_id, score: h.score}] AS vector_hits
 }
 CALL () {
@@ -29,6 +32,8 @@ CALL () {
        AND ($session_id IS NULL OR h.m.session_id = $session_id)
        AND ($time_from IS NULL OR h.m.timestamp >= $time_from)
        AND ($time_to IS NULL OR h.m.timestamp < $time_to)
+       AND ($metadata IS NULL OR all(accepted IN $metadata
+            WHERE any(p IN accepted WHERE p IN h.m.metadata_pairs)))
     LIMIT $k
     RETURN collect({id: h.m.id, score: h.score}) AS text_hits
   }

@@ -5,8 +5,9 @@
 // Columns (one row): windows (a list with one map per hit found: id (the hit), earlier (the ids
 //   of the messages before it, oldest first), later (the ids of the messages after it, in
 //   order)); messages (each message of the windows once, hits included, as a list: id, owner,
-//   session_id, speaker, role, text, batch_index, timestamp_us, recorded_at_us; times as
-//   microseconds since the epoch: the driver reads a datetime ~50x slower than an integer).
+//   session_id, speaker, role, text, batch_index, timestamp_us, recorded_at_us, metadata_json,
+//   metadata_pairs (graphmem/metadata.py); times as microseconds since the epoch: the driver
+//   reads a datetime ~50x slower than an integer).
 //   Lists, not maps, and each message once although windows overlap: 91 messages read instead
 //   of 114 for 20 LoCoMo hits, and no key names sent with every message (API CPU 0.58 -> 0.46
 //   ms, Neo4j 1.44 -> 1.19 ms for queries/windows_near). One row, not one per hit: the driver
@@ -34,6 +35,7 @@ CALL (chains) {
   WITH DISTINCT n
   RETURN collect([n.id, n.owner, n.session_id, n.speaker, n.role, n.text, n.batch_index,
     n.timestamp.epochSeconds * 1000000 + n.timestamp.microsecond,
-    n.recorded_at.epochSeconds * 1000000 + n.recorded_at.microsecond]) AS messages
+    n.recorded_at.epochSeconds * 1000000 + n.recorded_at.microsecond,
+    n.metadata_json, n.metadata_pairs]) AS messages
 }
 RETURN windows, messages

@@ -28,6 +28,7 @@ CALL (chains) {
   WITH DISTINCT n
   RETURN collect([n.id, n.owner, n.session_id, n.speaker, n.role, n.text, n.batch_index,
     n.timestamp.epochSeconds * 1000000 + n.timestamp.microsecond,
-    n.recorded_at.epochSeconds * 1000000 + n.recorded_at.microsecond]) AS messages
+    n.recorded_at.epochSeconds * 1000000 + n.recorded_at.microsecond,
+    n.metadata_json, n.metadata_pairs]) AS messages
 }
 RETURN windows, messages

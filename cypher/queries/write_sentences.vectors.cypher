@@ -8,6 +8,7 @@ UNWIND $rows AS row
 MATCH (m:Message {tenant: $tenant, id: row.message_id})
 CREATE (s:Sentence {tenant: $tenant, id: row.id})
 SET s.owner = m.owner, s.session_id = m.session_id, s.message_id = m.id, s.idx = row.idx,
+    s.metadata_pairs = m.metadata_pairs,
     s.text = row.text, s.timestamp = m.timestamp, s.embedding = toFloatList(row.embedding),
     s.caption = CASE WHEN size(row.text) > 40 THEN left(row.text, 37) + '...' ELSE row.text END
 CREATE (s)-[:PART_OF]->(m)

@@ -265,12 +265,35 @@ def search(
     tenant: Tenant = "default",
     k: int = 10,
     method: str = "rrf_expand",
+    meta: Annotated[list[str] | None, typer.Option(
+        "--meta", help="KEY=VALUE: only messages with this metadata (VALUE read as JSON when it "
+        "parses: 2, true; else text); a key given twice accepts either value")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON")] = False,
 ) -> None:
     """Search an owner's memory and print the rendered context."""
-    req = _valid(SearchRequest, {"query": query, "owner": owner, "k": k, "method": method})
+    values: dict[str, Any] = {"query": query, "owner": owner, "k": k, "method": method}
+    if meta:
+        values["metadata"] = metadata_filter(meta)
+    req = _valid(SearchRequest, values)
     result = _searched(tenant, lambda tm: tm.search(req))
     typer.echo(result.model_dump_json(indent=2) if as_json else result.context)
+
+
+def metadata_filter(options: list[str]) -> dict[str, Any]:
+    """``--meta KEY=VALUE`` options as a metadata filter: a key given twice accepts either."""
+    out: dict[str, list[Any]] = {}
+    for option in options:
+        key, sep, text = option.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{option!r} is not KEY=VALUE", param_hint="--meta")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        if isinstance(value, dict | list):
+            value = text
+        out.setdefault(key, []).append(value)
+    return {k: vs[0] if len(vs) == 1 else vs for k, vs in out.items()}
 
 
 def _valid(model: type[M], values: dict[str, Any]) -> M:

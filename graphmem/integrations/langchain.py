@@ -33,11 +33,12 @@ class GraphMemRetriever(BaseRetriever):
 
     ``use="search"`` (default): one `Document` per message returned by hybrid search
     (neighbours of each hit included, chronological), ``page_content`` the message text and the
-    metadata its id, speaker, timestamp, session, score, rules and whether it is a hit
-    (``nucleus``). ``use="context"``: one per item of ``POST /v1/context`` (facts, episodes and
-    messages, best evidence first, within ``max_tokens``). ``search_options`` are further fields
-    of the request (``method``, ``max_messages``, ``time_from``...). Calls from async code use
-    ``async_client`` when given, else the sync client in a worker thread.
+    metadata the message's own metadata, then its id, speaker, timestamp, session, score, rules
+    and whether it is a hit (``nucleus``), which win over a key of the same name.
+    ``use="context"``: one per item of ``POST /v1/context`` (facts, episodes and messages, best
+    evidence first, within ``max_tokens``). ``search_options`` are further fields of the
+    request (``method``, ``max_messages``, ``time_from``, a ``metadata`` filter...). Calls from
+    async code use ``async_client`` when given, else the sync client in a worker thread.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -75,7 +76,7 @@ class GraphMemRetriever(BaseRetriever):
 
 def search_documents(result: SearchResult) -> list[Document]:
     return [Document(page_content=h.text, id=h.id, metadata={
-        "id": h.id, "speaker": h.speaker, "timestamp": h.timestamp.isoformat(),
+        **h.metadata, "id": h.id, "speaker": h.speaker, "timestamp": h.timestamp.isoformat(),
         "session_id": h.session_id, "owner": h.owner, "score": h.score, "rules": list(h.rules),
         "nucleus": h.nucleus}) for h in result.hits]
 

@@ -223,7 +223,8 @@ def build(searches: Searches, req: ContextRequest, method: Method,
                           else "rrf" for unit, _ in asked]
     results = searches([SearchRequest(
         query=req.query, owner=req.owner, session_id=req.session_id, k=req.k, method=how,
-        preset=req.preset, units=units, as_of=as_of, trace=req.trace and unit == "message")
+        preset=req.preset, units=units, as_of=as_of, trace=req.trace and unit == "message",
+        metadata=req.metadata if unit == "message" else None)
         for (unit, units), how in zip(asked, hows, strict=True)])
     for (unit, _), how, result in zip(asked, hows, results, strict=True):
         messages, facts, episodes = pieces(result)

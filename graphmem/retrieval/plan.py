@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from graphmem import metadata
+from graphmem.metadata import Condition
 from graphmem.models import Method, SearchRequest, Units
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.graph import GraphWalk
@@ -83,6 +85,9 @@ class Plan:
     """The weight of the ``sparse`` list in the fusion (when it runs)."""
     graph: GraphWalk | None = None
     """Method ``graph``: the personalised PageRank list joins the fusion (see `graph.rank`)."""
+    metadata: Condition | None = None
+    """Only messages with this metadata (`graphmem.metadata.condition`, one tuple per key):
+    every recall list, derived list and neighbour is held to it."""
     ranker: Ranker | None = None
     """The learned re-ranking of the fused candidates before expansion (`rerank`); None: the
     fused order stands (no ranker for these lists, see `reranked_lists`; no expansion; or
@@ -143,7 +148,7 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         window_matched_only=rs.window_matched_only, session_id=req.session_id,
         time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
         sparse_weight=rs.sparse_weight, graph=graph,
-        ranker=ranker,
+        ranker=ranker, metadata=metadata.condition(req.metadata),
     )
 
 

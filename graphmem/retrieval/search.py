@@ -5,6 +5,7 @@ milliseconds of each stage to it (`STAGES`); without one, nothing is timed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import replace
@@ -13,10 +14,11 @@ from itertools import pairwise, zip_longest
 from time import perf_counter
 from typing import Any
 
-from graphmem import temporal
+from graphmem import metadata, temporal
 from graphmem.embedders.sparse import QUERY_TOP, SparseEncoder, query_text
 from graphmem.embeddings import Embedder, QueryMemo, query_vectors
 from graphmem.entities.extract import query_mentions
+from graphmem.metadata import Condition
 from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, UnitRef
 from graphmem.retrieval import graph
 from graphmem.retrieval.context import estimate_tokens, render, render_facts
@@ -120,7 +122,7 @@ def search(
 
 
 def _filters(plan: Plan) -> Filters:
-    return Filters(plan.session_id, plan.time_from, plan.time_to)
+    return Filters(plan.session_id, plan.time_from, plan.time_to, plan.metadata)
 
 
 def _query(plan: Plan, k: int, embedder: Embedder | None = None,
@@ -261,7 +263,7 @@ def select_messages(
             if depth - heads <= SHARED_READ:
                 # one query: the windows of every candidate re-ranked, whose messages the
                 # ranker reads (the heads it puts first are among them and keep their windows)
-                got = store.windows(ids, *plan.expand)
+                got = matching_windows(store.windows(ids, *plan.expand), plan.metadata)
                 t = lap(timings, "expansion", t)
                 read = got.records
             else:  # their messages, then only the heads' windows
@@ -269,7 +271,8 @@ def select_messages(
             fused = rerank(plan.ranker, plan.query, fused, {**lists, **derived}, read, depth)
             t = lap(timings, "rerank", t)
         if got is None:
-            got = store.windows([f.id for f in fused[:heads]], *plan.expand)
+            got = matching_windows(store.windows([f.id for f in fused[:heads]], *plan.expand),
+                                   plan.metadata)
             t = lap(timings, "expansion", t)
         selected = select_heads(fused, got.windows, budget, plan.k, plan.decay)
         lap(timings, "select", t)
@@ -280,6 +283,17 @@ def select_messages(
     records = {r["id"]: r for r in store.get_messages([s.id for s in selected])}
     lap(timings, "expansion", t)
     return selected, records, set()
+
+
+def matching_windows(got: Windows, cond: Condition | None) -> Windows:
+    """The windows with only the neighbours whose metadata passes ``cond`` (the hits
+    themselves passed it in recall)."""
+    if cond is None:
+        return got
+    kept = {i for i, r in got.records.items() if metadata.matches(r.get("metadata_pairs"), cond)}
+    return Windows(windows={h: [i for i in w if i in kept or i == h]
+                            for h, w in got.windows.items()},
+                   links=got.links, records={i: r for i, r in got.records.items() if i in kept})
 
 
 def fused_candidates(
@@ -300,6 +314,10 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
     that time, in fused order; or, with ``restrict``, only those are kept), ``session`` (the
     session prior) and ``graph`` (method ``graph``: `graph_list`, also returned as
     candidates)."""
+    if plan.metadata:  # the lists that cannot filter by metadata themselves (windows)
+        allowed = store.matching(sorted({i for ranks in lists.values() for i, _ in ranks}),
+                                 _filters(plan))
+        lists = {n: [(i, r) for i, r in ranks if i in allowed] for n, ranks in lists.items()}
     weighed = weights(list(lists), plan.window_split, plan.sparse_weight)
     fused = fuse(lists, plan.rrf_k, weighed)
     walked: dict[str, list[Candidate]] = {}
@@ -322,6 +340,9 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
                                            plan.session_depth)
     if plan.graph is not None:
         walked["graph"] = graph_list(store, fused, plan.query, plan.owner, plan.now, plan.graph)
+        if plan.metadata:  # the walk reaches messages through entities, whatever their metadata
+            allowed = store.matching([c.id for c in walked["graph"]], _filters(plan))
+            walked["graph"] = [c for c in walked["graph"] if c.id in allowed]
         derived["graph"] = [(c.id, c.rank) for c in walked["graph"]]
         weighed["graph"] = plan.graph.weight
     if derived:
@@ -426,6 +447,7 @@ def pack(
             score=s.score,
             rules=list(s.rules),  # type: ignore[arg-type]
             nucleus=s.nucleus,
+            metadata=json.loads(records[s.id].get("metadata_json") or "{}"),
         )
         for s in present
     ]

@@ -36,7 +36,7 @@ from graphmem.errors import (
     StoreBusy,
     StoreUnavailable,
 )
-from graphmem.store import scope
+from graphmem.store import metadata, scope
 from graphmem.store.tenant import SearchFailed, TenantStore
 
 Row = dict[str, Any]
@@ -392,6 +392,7 @@ class Store:
             _check_model(built, model, dimensions)
         existing = self.run("queries/index_states")
         scope.migrate(self, existing)  # fulltext indexes built before the scope: backfill, drop
+        metadata.migrate(self)  # messages stored before metadata filters: their pairs
         for name in cypher.names("schema"):
             self.run_statements(name, dimensions=dimensions)
         self._apply_vector_schema(dimensions, existing)

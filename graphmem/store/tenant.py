@@ -12,6 +12,7 @@ from neo4j import ManagedTransaction
 
 from graphmem import cypher
 from graphmem.errors import Conflict
+from graphmem.metadata import Condition
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.scope import scope_token, scopes
 from graphmem.store.times import epoch_times, from_epoch_us
@@ -23,12 +24,15 @@ MAX_FETCH = 10_000
 FILTERED_OVERFETCH = 4
 """Sentence hits read per message wanted when the vector index filters by owner (Neo4j 2026):
 on LoCoMo dev 4 and 3 gave the recall of 8 at every budget, 2 lost some."""
+WIDEN = 4
+"""A vector list filtered by metadata that comes back short, having found at least 1/WIDEN of
+what it wanted, reads the index again with WIDEN times the fetch before any exact scan."""
 NEAR_REACH = 3
 """The NEXT steps `queries/windows_near` reads each way (the default expansion needs 2 and 3)."""
 WINDOW_MESSAGE = ("id", "owner", "session_id", "speaker", "role", "text", "batch_index",
-                  "timestamp", "recorded_at")
+                  "timestamp", "recorded_at", "metadata_json", "metadata_pairs")
 """A message's values in `queries/windows`' ``messages`` lists, in order (the two times as
-microseconds since the epoch)."""
+microseconds since the epoch; its metadata as sent, and as matched: `graphmem.metadata`)."""
 B = TypeVar("B", bound="TenantBound")
 
 
@@ -44,9 +48,13 @@ class Filters:
     session_id: str | None = None
     time_from: datetime | None = None
     time_to: datetime | None = None
+    metadata: Condition | None = None
+    """A metadata filter as `graphmem.metadata.condition` encodes it."""
 
     def params(self) -> dict[str, Any]:
-        return {"session_id": self.session_id, "time_from": self.time_from, "time_to": self.time_to}
+        metadata = [list(accepted) for accepted in self.metadata] if self.metadata else None
+        return {"session_id": self.session_id, "time_from": self.time_from,
+                "time_to": self.time_to, "metadata": metadata}
 
 
 @dataclass
@@ -192,8 +200,27 @@ class TenantStore(TenantBound):
         hits, exhausted = ranked_search(self._run_plain, "queries/vector_search", k,
                                         self._sentence_overfetch(overfetch), params, widen=False)
         if len(hits) < k and not exhausted:
-            hits = self._exact_vector(k, params)
+            hits = self._short_vector(
+                k, first_fetch(k, self._sentence_overfetch(overfetch)), len(hits), params)
         return hits
+
+    def _short_vector(self, k: int, fetched: int, found: int,
+                      params: dict[str, Any]) -> list[tuple[str, float]]:
+        """A filtered vector list that found ``found`` < k messages in a fetch of ``fetched``:
+        with a metadata filter that let through at least 1/`WIDEN` of what was wanted, the index
+        read again with `WIDEN` times the fetch (a filter that passes a third of an owner's
+        messages); a more selective one, or one still short, the exact scan (which computes
+        the similarity of the matching sentences only). On LoCoMo dev (1,524 filtered searches,
+        against the exact scan at once): a filter passing a third, p95 28.1 -> 17.4 ms (p50
+        12.7 both); one passing a session (1/20), p50 19.9 -> 20.0 (it rarely widens; widening
+        it always cost 3 ms); the same hits every time."""
+        if params.get("metadata") and found * WIDEN >= k and fetched < MAX_FETCH:
+            fetch = min(fetched * WIDEN, MAX_FETCH)
+            row = self._run_plain("queries/vector_search", fetch=fetch, k=k, **params)[0]
+            hits = _best_per_id(row["hits"], k)
+            if len(hits) >= k or row["fetched"] < fetch or row.get("exact"):
+                return _pairs(hits)
+        return self._exact_vector(k, params)
 
     def _sentence_overfetch(self, overfetch: int) -> int:
         """Sentence hits read per message wanted (`FILTERED_OVERFETCH` where the index filters
@@ -237,7 +264,7 @@ class TenantStore(TenantBound):
                     self.fulltext_search(owner, query, k, overfetch, filters))
         vector_hits = _pairs(_best_per_id(row["vector_hits"], k))
         if len(vector_hits) < k and row["vector_fetched"] >= vector_fetch:
-            vector_hits = self._exact_vector(k, by_vector)
+            vector_hits = self._short_vector(k, vector_fetch, len(vector_hits), by_vector)
         text_hits = _pairs(_best_per_id(row["text_hits"], k))
         if len(text_hits) < k and row["text_fetched"] >= text_fetch and text_fetch < MAX_FETCH:
             text_hits = self.fulltext_search(owner, query, k, overfetch, filters)
@@ -247,6 +274,13 @@ class TenantStore(TenantBound):
         """Message id -> its session id."""
         found = self._run_plain("queries/message_sessions", ids=ids)[0]["sessions"]
         return {r["id"]: r["session_id"] for r in found}
+
+    def matching(self, ids: list[str], filters: Filters) -> set[str]:
+        """Those of ``ids`` whose metadata passes the filters' metadata condition."""
+        if not filters.metadata or not ids:
+            return set(ids)
+        rows = self._run_plain("queries/metadata_matching", ids=ids, **filters.params())
+        return set(rows[0]["ids"])
 
     def in_time_range(self, ids: list[str], start: datetime, end: datetime) -> set[str]:
         rows = self._run_plain("queries/in_time_range", ids=ids, start=start, end=end)
@@ -269,10 +303,12 @@ class TenantStore(TenantBound):
 def window_message(values: list[Any]) -> Row:
     """A message of `queries/windows`' ``messages`` (a list in `WINDOW_MESSAGE` order) as a row,
     its times aware UTC datetimes."""
-    id_, owner, session_id, speaker, role, text, batch_index, timestamp, recorded_at = values
+    (id_, owner, session_id, speaker, role, text, batch_index, timestamp, recorded_at,
+     metadata_json, metadata_pairs) = values
     return {"id": id_, "owner": owner, "session_id": session_id, "speaker": speaker,
             "role": role, "text": text, "batch_index": batch_index,
-            "timestamp": from_epoch_us(timestamp), "recorded_at": from_epoch_us(recorded_at)}
+            "timestamp": from_epoch_us(timestamp), "recorded_at": from_epoch_us(recorded_at),
+            "metadata_json": metadata_json, "metadata_pairs": metadata_pairs or []}
 
 
 def ranked_search(

@@ -34,7 +34,8 @@ def stored(settings: Settings, memory: Memory) -> Iterator[tuple[str, str]]:
     s = settings.model_copy(update={"api_keys": {hash_api_key(KEY): TENANT}})
     o = new_owner()
     with serve(create_app(s, memory)) as url, GraphMem(url, api_key=KEY) as gm:
-        gm.add_messages([msg(i, o, text=t) for i, t in enumerate(TURNS)])
+        gm.add_messages([msg(i, o, text=t, metadata={"channel": "sms" if i == 3 else "chat"})
+                         for i, t in enumerate(TURNS)])
         yield url, o
         gm.delete_owner(o)
 
@@ -49,6 +50,16 @@ def test_documents_from_search(stored: tuple[str, str]) -> None:
     assert docs[0].metadata["nucleus"] and docs[0].metadata["speaker"] == "alice"
     assert docs[0].metadata["timestamp"].endswith("+00:00")
     assert [d.page_content for d in docs] == TURNS[:2]  # the hit and the turn after it
+    assert docs[0].metadata["channel"] == "chat"  # the message's own metadata too
+
+
+def test_a_metadata_filter_in_the_search_options(stored: tuple[str, str]) -> None:
+    url, o = stored
+    with GraphMem(url, api_key=KEY) as gm:
+        retriever = GraphMemRetriever(client=gm, owner=o, k=2,
+                                      search_options={"metadata": {"channel": "sms"}})
+        docs = retriever.invoke("Which city did I move to?")
+    assert [(d.page_content, d.metadata["channel"]) for d in docs] == [(TURNS[3], "sms")]
 
 
 def test_documents_from_the_context_async_and_as_a_tool(stored: tuple[str, str]) -> None:

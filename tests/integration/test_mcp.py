@@ -106,7 +106,8 @@ def test_http_every_tool_works(mcp_url: str) -> None:
     sid = "trips/2026"  # ids may hold "/": the resources take them as they are or as %2F
     turns = [msg(0, who, sid, text="I moved to Lisbon last month."),
              msg(1, who, sid, text="Nice! Do you like the tram there?"),
-             msg(2, who, sid, text="Yes, line 28 goes right past my flat.")]
+             msg(2, who, sid, text="Yes, line 28 goes right past my flat.",
+                 metadata={"channel": "sms"})]
 
     async def work(client: Client) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -116,6 +117,11 @@ def test_http_every_tool_works(mcp_url: str) -> None:
         context = await client.call_tool("get_context", {"query": "which tram line", "owner": who})
         assert not context.is_error, context.content
         out["context"] = context.content[0].text
+        out["by_channel"] = data(await client.call_tool("search_memory", {
+            "query": "where does she live", "owner": who, "metadata": {"channel": "sms"}}))
+        sms = await client.call_tool("get_context", {"query": "where does she live",
+                                                     "owner": who, "metadata": {"channel": "sms"}})
+        out["sms_context"] = sms.content[0].text
         out["session"] = data(await client.call_tool(
             "get_session_messages", {"session_id": sid, "owner": who}))
         first = data(await client.call_tool("record_facts", {"observations": [
@@ -164,6 +170,9 @@ def test_http_every_tool_works(mcp_url: str) -> None:
     assert out["add"]["created"] == 3
     assert turns[0]["id"] in {h["id"] for h in out["search"]["hits"]}
     assert "line 28" in out["context"]
+    assert [(h["id"], h["metadata"]) for h in out["by_channel"]["hits"]] == [
+        (turns[2]["id"], {"channel": "sms"})]
+    assert "line 28" in out["sms_context"] and "Lisbon" not in out["sms_context"]
     assert [m["id"] for m in out["session"]] == [t["id"] for t in turns]
     assert out["facts"][1][0]["superseded"] == [out["facts"][0][0]["id"]]
     assert [f["content"] for f in out["now"]] == ["Lisbon"]

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from graphmem.models import MessageIn, SearchRequest
 from graphmem.service import Memory
-from graphmem.store.tenant import NEAR_REACH, Windows
+from graphmem.store.tenant import NEAR_REACH, Filters, Windows
 from tests.integration.conftest import auth
 from tests.integration.helpers import msg, owner
 
@@ -84,8 +84,9 @@ def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
     got = store.windows(ids[2:3], 1, 2)
     assert got.windows[ids[2]] == [f"{talk}-s1-{i}" for i in (3, 4, 5, 6)]
     assert set(got.records) == {f"{talk}-s1-{i}" for i in range(2, 8)}
-    assert got.records == {m["id"]: {k: v for k, v in m.items() if k != "metadata_json"}
-                           for m in store.get_messages(sorted(got.records))}
+    assert {i: {k: v for k, v in r.items() if k != "metadata_pairs"}
+            for i, r in got.records.items()} == {
+        m["id"]: m for m in store.get_messages(sorted(got.records))}
     assert (f"{talk}-s1-2", f"{talk}-s1-3") in got.links  # one step past the window's start
     assert store.windows([], 1, 2) == Windows()
 
@@ -97,7 +98,7 @@ def test_the_plain_reads_of_search_return_what_the_converted_reads_return(
     store = memory.store.tenant(tenant)
     ids = [f"{talk}-s1-{i}" for i in (0, 4, 9)]
     vector = memory.embedder.embed(["hiking in the Alps"])[0]
-    filters = {"session_id": None, "time_from": None, "time_to": None}
+    filters = Filters().params()
     reads: list[tuple[str, dict[str, Any]]] = [
         ("queries/get_messages", {"ids": ids}),
         ("queries/windows_near", {"ids": ids, "before": 2, "after": 3}),

@@ -78,4 +78,5 @@ def test_the_compiled_client_against_the_server(built: str) -> None:
     assert seen["deleted"] == 3
     assert seen["sessions"] == [["aside", 1], ["s/1", 3]]
     assert seen["listed"] is True
+    assert seen["filtered"] == [[f"{o}/m2", "travel"]]
     assert seen["forgot"] == ["session", 1]

@@ -34,6 +34,8 @@ CROSS_TENANT = {
     "queries/reembed/write.vectors.cypher": "write.cypher, its vectors sent as vector values",
     "queries/scope/pending_owners.cypher": "the fulltext scope migration covers the whole database",
     "queries/scope/backfill.cypher": "the fulltext scope migration covers the whole database",
+    "queries/metadata/pending.cypher": "the metadata migration covers the whole database",
+    "queries/metadata/backfill.cypher": "the metadata migration covers the whole database",
     "queries/sparse/pending_owners.cypher": "the sparse backfill (schema sparse) covers the whole "
                                             "database",
 }

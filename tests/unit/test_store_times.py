@@ -23,9 +23,10 @@ def test_microseconds_since_the_epoch_become_the_same_instant(moment: datetime) 
 def test_a_windows_message_list_becomes_a_row_with_aware_times() -> None:
     moment = datetime(2023, 5, 8, 13, 56, 30, 123456, tzinfo=UTC)
     us = (moment - EPOCH) // timedelta(microseconds=1)
-    values = ["m1", "ann", "s1", "Ann", "user", "hi", 3, us, None]
+    values = ["m1", "ann", "s1", "Ann", "user", "hi", 3, us, None, '{"a": 1}', ['["a",1]']]
     row = window_message(values)
     assert tuple(row) == WINDOW_MESSAGE
     assert row == {"id": "m1", "owner": "ann", "session_id": "s1", "speaker": "Ann",
                    "role": "user", "text": "hi", "batch_index": 3, "timestamp": moment,
-                   "recorded_at": None}
+                   "recorded_at": None, "metadata_json": '{"a": 1}',
+                   "metadata_pairs": ['["a",1]']}

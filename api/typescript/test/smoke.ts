@@ -1,6 +1,7 @@
 /**
  * Runs against a live server (GRAPHMEM_URL, GRAPHMEM_API_KEY, GRAPHMEM_OWNER): adds messages,
- * lists owners, lists and reads sessions, searches, forgets a session, and meets a 404 and a 422. Prints what it saw as one JSON line.
+ * lists owners, lists and reads sessions, searches (also filtered by metadata), forgets a session,
+ * and meets a 404 and a 422. Prints what it saw as one JSON line.
  */
 import { GraphMem, InvalidInput, NotFound, type MessageIn } from "../src/index.js";
 
@@ -10,7 +11,7 @@ const gm = new GraphMem({ baseUrl: process.env.GRAPHMEM_URL, apiKey: process.env
 
 const turn = (i: number, text: string): MessageIn => ({
   id: `${owner}/m${i}`, owner, session_id: "s/1", speaker: i % 2 ? "bob" : "alice", text,
-  timestamp: `2024-05-08T13:5${i}:00+02:00`,
+  timestamp: `2024-05-08T13:5${i}:00+02:00`, metadata: { topic: i < 2 ? "pets" : "travel" },
 });
 
 const report = await gm.addMessages([
@@ -21,6 +22,8 @@ const again = await gm.addMessages([turn(0, "I adopted a greyhound called Pixel.
 const session = await gm.sessionMessages("s/1", { owner });
 const found = await gm.search({ query: "what is the dog called?", owner, k: 2 });
 const one = await gm.getMessage(`${owner}/m2`);
+const travel = await gm.search({ query: "what is the dog called?", owner, k: 2,
+                                 metadata: { topic: ["travel", "work"] } });
 
 let notFound: unknown = null;
 try {
@@ -47,4 +50,5 @@ console.log(JSON.stringify({
   sessions: sessions.map((x) => [x.session_id, x.message_count]),
   listed: owners.some((x) => x.owner === owner),
   forgot: [forgot.kind, forgot.removed?.messages],
+  filtered: travel.hits.map((h) => [h.id, h.metadata?.topic]),
 }));

@@ -3,7 +3,8 @@
 //   by formation. Lucene reads only the owner's nodes (+scope:$scope, weighing 0); the tenant and
 //   owner are checked again after the index. Example $query: 'p17022^1.712 p3899^1.204'.
 // Parameters: $tenant, $owner, $scope (graphmem/store/scope.py), $query, $fetch, $k (hits kept),
-//   $session_id, $time_from, $time_to (nullable)
+//   $session_id, $time_from, $time_to, $metadata (nullable; a
+//   metadata filter, graphmem/metadata.py)
 // Columns: fetched (index hits read before filtering), hits (list of {id, score}, best first,
 //   at most $k)
 CALL db.index.fulltext.queryNodes('message_sparse',
@@ -17,6 +18,8 @@ CALL (found) {
      AND ($session_id IS NULL OR h.m.session_id = $session_id)
      AND ($time_from IS NULL OR h.m.timestamp >= $time_from)
      AND ($time_to IS NULL OR h.m.timestamp < $time_to)
+     AND ($metadata IS NULL OR all(accepted IN $metadata
+          WHERE any(p IN accepted WHERE p IN h.m.metadata_pairs)))
   LIMIT $k
   RETURN collect({id: h.m.id, score: h.score}) AS hits
 }

@@ -1,0 +1,61 @@
+"""Message metadata as the store matches it: each (key, value) pair of a message's metadata
+encoded as one canonical string (`pairs`), kept in a list on the message and its sentence
+units, and a search filter (key -> accepted values) encoded the same way (`condition`), so
+that Cypher matches a filter with list membership alone. Pure functions, no I/O."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from graphmem.models import MetadataFilter, Scalar
+
+Condition = tuple[tuple[str, ...], ...]
+"""A filter as the store reads it: for each key, the encoded pairs it accepts; a message
+matches when, for every key, one of its pairs is among them."""
+
+
+def canonical(value: Scalar) -> Scalar:
+    """The value as matched: a whole float is its integer (JSON does not tell 1 from 1.0, and
+    neither do the JavaScript and Python clients that send it); booleans stay booleans."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def pair(key: str, value: Scalar) -> str:
+    """One (key, value) pair as one string: the JSON array ``[key, value]``, compact, with its
+    non-ASCII characters as they are (never ambiguous: a key holds any character)."""
+    return json.dumps([key, canonical(value)], ensure_ascii=False, separators=(",", ":"))
+
+
+def pairs(metadata: Mapping[str, Scalar]) -> list[str]:
+    """A message's metadata as its encoded pairs, sorted."""
+    return sorted(pair(k, v) for k, v in metadata.items())
+
+
+def condition(wanted: MetadataFilter | None) -> Condition | None:
+    """A filter (``{"channel": "slack", "priority": [1, 2]}``: every key, one of its values)
+    as the store reads it; None without a filter."""
+    if not wanted:
+        return None
+    return tuple(tuple(pair(k, v) for v in (vs if isinstance(vs, list) else [vs]))
+                 for k, vs in sorted(wanted.items()))
+
+
+def matches(stored: Sequence[str] | None, cond: Condition | None) -> bool:
+    """Whether a message with the encoded pairs ``stored`` passes ``cond`` (as Cypher checks
+    it: `queries/metadata_matching`)."""
+    if cond is None:
+        return True
+    have = set(stored or ())
+    return all(any(p in have for p in accepted) for accepted in cond)
+
+
+def decoded(stored: Sequence[str] | None) -> dict[str, Scalar]:
+    """The metadata back from its encoded pairs."""
+    out: dict[str, Scalar] = {}
+    for p in stored or ():
+        key, value = json.loads(p)
+        out[key] = value
+    return out

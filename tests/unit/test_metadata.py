@@ -1,0 +1,100 @@
+"""Metadata pairs and filters: what a filter matches is what a reader of the JSON would say it
+matches (every key, one of its values; 1 and 1.0 alike, true apart from 1), whatever the keys
+and values hold."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from graphmem import metadata
+from graphmem.cli.memory import metadata_filter
+from graphmem.models import ContextRequest, SearchRequest
+from graphmem.retrieval.search import matching_windows
+from graphmem.store import Windows
+
+KEYS = st.sampled_from(["a", "b", "c", "[\"a\",1]", "ключ", "x,y", ""]).filter(bool)
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3),
+                   st.integers(-3, 3).map(float), st.sampled_from([0.5, -2.25]),
+                   st.sampled_from(["", "1", "true", "slack", "a\"b", "é"]))
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Equal as JSON values: numbers by value, booleans and null apart from numbers."""
+    if isinstance(x, bool) or isinstance(y, bool) or x is None or y is None:
+        return type(x) is type(y) and x == y
+    if isinstance(x, int | float) and isinstance(y, int | float):
+        return math.isclose(x, y, rel_tol=0, abs_tol=0)
+    return type(x) is type(y) and x == y
+
+
+@given(st.dictionaries(KEYS, VALUES, max_size=4),
+       st.dictionaries(KEYS, st.one_of(VALUES, st.lists(VALUES, min_size=1, max_size=3)),
+                       min_size=1, max_size=3))
+def test_a_filter_matches_what_the_json_says(stored: dict[str, Any],
+                                             wanted: dict[str, Any]) -> None:
+    expected = all(k in stored and any(_same(stored[k], v) for v in
+                                       (vs if isinstance(vs, list) else [vs]))
+                   for k, vs in wanted.items())
+    assert metadata.matches(metadata.pairs(stored), metadata.condition(wanted)) == expected
+
+
+@given(st.dictionaries(KEYS, VALUES, max_size=5))
+def test_pairs_decode_to_the_metadata(stored: dict[str, Any]) -> None:
+    back = metadata.decoded(metadata.pairs(stored))
+    assert back.keys() == stored.keys()
+    assert all(_same(back[k], v) for k, v in stored.items())
+
+
+def test_no_filter_matches_everything() -> None:
+    assert metadata.condition(None) is None and metadata.condition({}) is None
+    assert metadata.matches(None, None) and metadata.matches([], None)
+    assert not metadata.matches(None, metadata.condition({"a": 1}))
+
+
+def test_the_request_accepts_scalars_and_lists_and_names_what_is_wrong() -> None:
+    req = SearchRequest(query="q", owner="o", metadata={"a": [1, None, "x", True], "b": 2.5})
+    assert req.metadata == {"a": [1, None, "x", True], "b": 2.5}
+    for bad in ({"a": {"x": 1}}, {"a": []}, {"a": [1, [2]]}, {"a": math.inf},
+                {"a": list(range(101))}):
+        with pytest.raises(ValidationError) as info:
+            SearchRequest(query="q", owner="o", metadata=bad)
+        assert info.value.errors()[0]["loc"] == ("metadata", "a")
+    for bad in ({}, {f"k{i}": 1 for i in range(17)}, {"": 1}):
+        with pytest.raises(ValidationError) as info:
+            SearchRequest(query="q", owner="o", metadata=bad)
+        assert info.value.errors()[0]["loc"][0] == "metadata"
+    with pytest.raises(ValidationError, match="messages only"):
+        SearchRequest(query="q", owner="o", metadata={"a": 1}, units="episodes")
+
+
+def test_context_with_a_filter_asks_for_messages() -> None:
+    assert ContextRequest(query="q", owner="o", metadata={"a": 1}).units == ["message"]
+    assert ContextRequest(query="q", owner="o").units == ["message", "episode", "fact"]
+    both = ContextRequest(query="q", owner="o", metadata={"a": 1}, units=["message", "skill"])
+    assert both.units == ["message", "skill"]
+    with pytest.raises(ValidationError) as info:
+        ContextRequest(query="q", owner="o", metadata={"a": 1}, units=["message", "fact"])
+    assert info.value.errors()[0]["loc"] == ("metadata",)
+
+
+def test_neighbours_without_the_metadata_leave_the_window() -> None:
+    cond = metadata.condition({"channel": "slack"})
+    slack, mail = metadata.pairs({"channel": "slack"}), metadata.pairs({"channel": "email"})
+    got = Windows(windows={"b": ["a", "b", "c", "d"]}, links={("a", "b"), ("b", "c")},
+                  records={"a": {"metadata_pairs": slack}, "b": {"metadata_pairs": slack},
+                           "c": {"metadata_pairs": mail}, "d": {"metadata_pairs": slack}})
+    kept = matching_windows(got, cond)
+    assert kept.windows == {"b": ["a", "b", "d"]} and set(kept.records) == {"a", "b", "d"}
+    assert matching_windows(got, None) is got
+
+
+def test_the_cli_reads_key_value_options() -> None:
+    assert metadata_filter(["channel=slack", "priority=2", "priority=3", "ok=true",
+                            "note={x}", "empty="]) == {
+        "channel": "slack", "priority": [2, 3], "ok": True, "note": "{x}", "empty": ""}

@@ -5,6 +5,7 @@ that Cypher matches a filter with list membership alone. Pure functions, no I/O.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
@@ -50,6 +51,25 @@ def matches(stored: Sequence[str] | None, cond: Condition | None) -> bool:
         return True
     have = set(stored or ())
     return all(any(p in have for p in accepted) for accepted in cond)
+
+
+def token(tenant: str, owner: str, encoded: str) -> str:
+    """The metadata index's token of one encoded pair of an owner: 24 hex digits of a hash of
+    tenant, owner and pair (never the value itself), one word to the whitespace analyser."""
+    key = "\x1f".join((tenant, owner, encoded))
+    return hashlib.blake2b(key.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def tokens(tenant: str, owner: str, encoded: Sequence[str]) -> str | None:
+    """A message's ``metadata_tokens`` (None without metadata: not indexed)."""
+    return " ".join(token(tenant, owner, p) for p in encoded) or None
+
+
+def token_query(tenant: str, owner: str, cond: Condition) -> str:
+    """The Lucene query of a filter over ``metadata_tokens``: every key, one of its values."""
+    return " AND ".join(
+        "metadata_tokens:(" + " OR ".join(token(tenant, owner, p) for p in accepted) + ")"
+        for accepted in cond)
 
 
 def decoded(stored: Sequence[str] | None) -> dict[str, Scalar]:

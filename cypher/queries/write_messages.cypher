@@ -4,7 +4,8 @@
 // Parameters: $tenant, $batch (string), $now (datetime), $scopes (owner -> fulltext scope,
 //   graphmem/store/scope.py), $rows: list of maps
 //   {id, owner, session_id, speaker, role, text, search_text, timestamp, metadata_json,
-//    metadata_pairs (graphmem/metadata.py: what a metadata filter matches), content_hash,
+//    metadata_pairs (graphmem/metadata.py: what a metadata filter matches), metadata_tokens
+//    (its words in the metadata index, null without metadata), content_hash,
 //    index, event_starts, event_ends (dates the text refers to, resolved)}
 // Columns: id, created (true if this batch created it), conflict (true if the stored message
 //   with this id has other content)
@@ -15,7 +16,7 @@ MERGE (m:Message {tenant: $tenant, id: row.id})
     m.role = row.role, m.text = row.text, m.search_text = row.search_text,
     m.scope = $scopes[row.owner],
     m.timestamp = row.timestamp, m.metadata_json = row.metadata_json,
-    m.metadata_pairs = row.metadata_pairs,
+    m.metadata_pairs = row.metadata_pairs, m.metadata_tokens = row.metadata_tokens,
     m.content_hash = row.content_hash, m.recorded_at = $now, m.batch = $batch,
     m.event_starts = row.event_starts, m.event_ends = row.event_ends,
     m.batch_index = row.index,

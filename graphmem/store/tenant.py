@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from neo4j import ManagedTransaction
 
-from graphmem import cypher
+from graphmem import cypher, metadata
 from graphmem.errors import Conflict
 from graphmem.metadata import Condition
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
@@ -24,9 +25,16 @@ MAX_FETCH = 10_000
 FILTERED_OVERFETCH = 4
 """Sentence hits read per message wanted when the vector index filters by owner (Neo4j 2026):
 on LoCoMo dev 4 and 3 gave the recall of 8 at every budget, 2 lost some."""
+VECTOR_WIDENINGS = 2
+"""Reads of the vector index a short list filtered by metadata makes before its exact recall."""
 WIDEN = 4
-"""A vector list filtered by metadata that comes back short, having found at least 1/WIDEN of
-what it wanted, reads the index again with WIDEN times the fetch before any exact scan."""
+"""A fulltext list filtered by metadata that comes back short reads the index once more, with
+WIDEN times the fetch."""
+MAX_METADATA_MESSAGES = 100_000
+"""The messages a metadata filter's exact recall reads from the metadata index at most."""
+MAX_TOKEN_CLAUSES = 1000
+"""A filter with more values than this (Lucene's limit is 1024 clauses) is recalled exactly by
+the scan of the owner's sentences instead."""
 NEAR_REACH = 3
 """The NEXT steps `queries/windows_near` reads each way (the default expansion needs 2 and 3)."""
 WINDOW_MESSAGE = ("id", "owner", "session_id", "speaker", "role", "text", "batch_index",
@@ -122,6 +130,9 @@ class TenantStore(TenantBound):
         settings = self._store.settings
         # converted once, before the transaction (not again on a retry)
         sentences_query, sentences = self._store.vector_rows("queries/write_sentences", sentences)
+        messages = [{**m, "metadata_tokens": metadata.tokens(tenant, m["owner"],
+                                                             m.get("metadata_pairs") or [])}
+                    for m in messages]
 
         def work(tx: ManagedTransaction) -> list[Row]:
             rows = tx.run(
@@ -207,19 +218,20 @@ class TenantStore(TenantBound):
     def _short_vector(self, k: int, fetched: int, found: int,
                       params: dict[str, Any]) -> list[tuple[str, float]]:
         """A filtered vector list that found ``found`` < k messages in a fetch of ``fetched``:
-        with a metadata filter that let through at least 1/`WIDEN` of what was wanted, the index
-        read again with `WIDEN` times the fetch (a filter that passes a third of an owner's
-        messages); a more selective one, or one still short, the exact scan (which computes
-        the similarity of the matching sentences only). On LoCoMo dev (1,524 filtered searches,
-        against the exact scan at once): a filter passing a third, p95 28.1 -> 17.4 ms (p50
-        12.7 both); one passing a session (1/20), p50 19.9 -> 20.0 (it rarely widens; widening
-        it always cost 3 ms); the same hits every time."""
-        if params.get("metadata") and found * WIDEN >= k and fetched < MAX_FETCH:
-            fetch = min(fetched * WIDEN, MAX_FETCH)
+        with a metadata filter that let some through, the index read again with the fetch that
+        share projects to hold k and a half (at most `MAX_FETCH`, `VECTOR_WIDENINGS` times); a
+        filter that let none through, or one still short, the exact recall (for metadata, of
+        the matching messages only: `_exact_vector`)."""
+        fetch = fetched
+        for _ in range(VECTOR_WIDENINGS if params.get("metadata") else 0):
+            if not found or fetch >= MAX_FETCH:
+                break
+            fetch = min(MAX_FETCH, max(fetch * 2, math.ceil(fetch * 1.5 * k / found)))
             row = self._run_plain("queries/vector_search", fetch=fetch, k=k, **params)[0]
             hits = _best_per_id(row["hits"], k)
             if len(hits) >= k or row["fetched"] < fetch or row.get("exact"):
                 return _pairs(hits)
+            found = len(hits)
         return self._exact_vector(k, params)
 
     def _sentence_overfetch(self, overfetch: int) -> int:
@@ -228,7 +240,14 @@ class TenantStore(TenantBound):
         return min(overfetch, FILTERED_OVERFETCH) if self._store.vector_filters else overfetch
 
     def _exact_vector(self, k: int, params: dict[str, Any]) -> list[tuple[str, float]]:
-        """The exact scan of the owner's sentences: the k best messages."""
+        """The exact scan of the owner's sentences: the k best messages. With a metadata
+        filter, only the sentences of the messages the metadata index names (at most
+        `MAX_METADATA_MESSAGES`), rather than every sentence of the owner."""
+        cond = params.get("metadata")
+        if cond and sum(len(accepted) for accepted in cond) <= MAX_TOKEN_CLAUSES:
+            query = metadata.token_query(self.tenant, params["owner"], cond)
+            return _pairs(self._run_plain("queries/vector_search_metadata", k=k, tokens=query,
+                                          limit=MAX_METADATA_MESSAGES, **params))
         return _pairs(self._run_plain("queries/vector_search_exact", k=k, **params))
 
     def fulltext_search(
@@ -236,11 +255,15 @@ class TenantStore(TenantBound):
     ) -> list[tuple[str, float]]:
         """Fulltext search (``query`` already escaped) of the owner's messages (Lucene reads only
         the owner's scope), widening the fetch while a session or time filter leaves fewer than
-        k. The fetch stays over-fetched without a filter too: Lucene orders hits of equal score
-        differently for another limit, and that order is part of the recall measured."""
+        k; with a metadata filter, once only (`WIDEN`): the matching messages cannot be read
+        from the text index, and a selective filter would otherwise widen to `MAX_FETCH` (four
+        more reads) for a list the vector list's exact recall already fills. The fetch stays
+        over-fetched without a filter too: Lucene orders hits of equal score differently for
+        another limit, and that order is part of the recall measured."""
         params = {"owner": owner, "query": query, "k": k, **filters.params()}
+        cap = first_fetch(k, overfetch) * WIDEN if filters.metadata else MAX_FETCH
         return ranked_search(self._run_plain, "queries/fulltext_search", k, overfetch,
-                             params)[0]
+                             params, max_fetch=cap)[0]
 
     def hybrid_search(
         self, owner: str, vector: list[float], query: str, k: int, overfetch: int,
@@ -266,7 +289,12 @@ class TenantStore(TenantBound):
         if len(vector_hits) < k and row["vector_fetched"] >= vector_fetch:
             vector_hits = self._short_vector(k, vector_fetch, len(vector_hits), by_vector)
         text_hits = _pairs(_best_per_id(row["text_hits"], k))
-        if len(text_hits) < k and row["text_fetched"] >= text_fetch and text_fetch < MAX_FETCH:
+        short = len(text_hits) < k and row["text_fetched"] >= text_fetch
+        if short and filters.metadata:  # one read 4x as large, as `fulltext_search` widens
+            params = {"owner": owner, "query": query, "k": k, **filters.params()}
+            text_hits = ranked_search(self._run_plain, "queries/fulltext_search", k,
+                                      overfetch * WIDEN, params, widen=False)[0]
+        elif short and text_fetch < MAX_FETCH:
             text_hits = self.fulltext_search(owner, query, k, overfetch, filters)
         return vector_hits, text_hits
 
@@ -313,29 +341,30 @@ def window_message(values: list[Any]) -> Row:
 
 def ranked_search(
     run: Callable[..., list[Row]], name: str, k: int, overfetch: int, params: dict[str, Any],
-    widen: bool = True,
+    widen: bool = True, max_fetch: int = MAX_FETCH,
 ) -> tuple[list[tuple[str, float]], bool]:
     """Run an index query that reads ``$fetch`` hits and filters them (its columns: fetched,
     hits; ``exact`` when a failed SEARCH was answered by an exact scan). Returns the best k
     distinct ids, and whether the index had nothing more to give. With
-    ``widen``, the fetch grows while the filter leaves fewer than k."""
-    rows, exhausted = ranked_rows(run, name, k, overfetch, params, widen)
+    ``widen``, the fetch grows while the filter leaves fewer than k, up to ``max_fetch``."""
+    rows, exhausted = ranked_rows(run, name, k, overfetch, params, widen, max_fetch)
     return _pairs(rows), exhausted
 
 
 def ranked_rows(
     run: Callable[..., list[Row]], name: str, k: int, overfetch: int, params: dict[str, Any],
-    widen: bool = True,
+    widen: bool = True, max_fetch: int = MAX_FETCH,
 ) -> tuple[list[Row], bool]:
     """`ranked_search` keeping each hit's whole row (``id``, ``score`` and any other field)."""
     fetch = first_fetch(k, overfetch)
+    max_fetch = min(max_fetch, MAX_FETCH)
     while True:  # k rides along for a failed SEARCH's exact scan (`Store.run`)
         row = run(name, fetch=fetch, **{"k": k, **params})[0]
         hits = _best_per_id(row["hits"], k)
         exhausted = row["fetched"] < fetch or bool(row.get("exact"))
-        if len(hits) >= k or exhausted or fetch >= MAX_FETCH or not widen:
+        if len(hits) >= k or exhausted or fetch >= max_fetch or not widen:
             return hits, exhausted
-        fetch = min(fetch * 4, MAX_FETCH)
+        fetch = min(fetch * 4, max_fetch)
 
 
 def first_fetch(k: int, overfetch: int) -> int:

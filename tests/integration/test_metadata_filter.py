@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.metadata import condition
+from graphmem.metadata import tokens as tokens_of
 from graphmem.models import ContextRequest, MessageIn, SearchRequest
 from graphmem.service import Memory
 from graphmem.store import Filters
@@ -112,6 +113,37 @@ def test_a_rare_value_is_found_among_many_others(memory: Memory, tenant: str) ->
         assert {h.id for h in res.hits} == {f"{who}-s1-17", f"{who}-s1-251"}, method
 
 
+def test_a_selective_filter_reads_its_messages_from_the_metadata_index(
+        memory: Memory, tenant: str, cypher: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact recall of a selective filter starts from the metadata index (the sentences of
+    the messages it names), not from every sentence of the owner, and finds what the scan
+    finds; a message of another owner or tenant with the same metadata is not among them."""
+    who = owner()
+    rows = [msg(i, who, text=f"Note {i} on {TOPICS[i % len(TOPICS)]}.",
+                metadata={"folder": f"f{i % 25}", "n": i}) for i in range(200)]
+    memory.ingest(tenant, [MessageIn.model_validate(r) for r in rows])
+    other = [msg(i, owner(), text=r["text"], metadata=r["metadata"])
+             for i, r in enumerate(rows[:50])]
+    memory.ingest(tenant, [MessageIn.model_validate(r) for r in other])
+    memory.ingest(f"{tenant}-x", [MessageIn.model_validate(r) for r in rows[:50]])
+    store = memory.store.tenant(tenant)
+    vector = memory.embedder.embed(["the glacier hike"])[0]
+    read: list[str] = []
+    run = store._run_plain
+    monkeypatch.setattr(store, "_run_plain",
+                        lambda name, **kw: read.append(name) or run(name, **kw))
+    for wanted in ({"folder": "f3"}, {"folder": ["f3", "f4"], "n": [3, 4, 28, 29, 53]}):
+        filters = Filters(metadata=condition(wanted))
+        params = {"owner": who, "vector": vector, **filters.params()}
+        read.clear()
+        got = store._exact_vector(10, params)
+        assert read == ["queries/vector_search_metadata"]
+        scan = run("queries/vector_search_exact", k=10, **params)
+        assert got == [(r["id"], r["score"]) for r in scan] and got
+        assert all(i.startswith(f"{who}-") for i, _ in got)
+    memory.for_tenant(f"{tenant}-x").messages.forget_owner(rows[0]["owner"])
+
+
 def test_context_holds_only_matching_messages(memory: Memory, tenant: str) -> None:
     who = owner()
     _stored(memory, tenant, who)
@@ -157,8 +189,9 @@ def test_messages_stored_before_filters_are_migrated(memory: Memory, tenant: str
                                                      cypher: Any) -> None:
     who = owner()
     _stored(memory, tenant, who, sessions=1)
-    cypher("MATCH (n:Message|Sentence {tenant: $tenant}) REMOVE n.metadata_pairs", tenant=tenant)
-    cypher("MATCH (g:GraphMeta {key: 'metadata_pairs'}) DELETE g")
+    cypher("MATCH (n:Message|Sentence {tenant: $tenant}) REMOVE n.metadata_pairs, "
+           "n.metadata_tokens", tenant=tenant)
+    cypher("MATCH (g:GraphMeta {key: 'metadata_index'}) DELETE g")
     req = SearchRequest(query="the bakery", owner=who, k=3, metadata={"channel": "slack"})
     assert memory.search(tenant, req).hits == []  # unmigrated: nothing matches
     migrated = migration.migrate(memory.store)
@@ -170,6 +203,9 @@ def test_messages_stored_before_filters_are_migrated(memory: Memory, tenant: str
     assert left == [{"n": 0}]
     hits = memory.search(tenant, req).hits
     assert hits and all(h.metadata["channel"] == "slack" for h in hits)
+    tokens = cypher("MATCH (m:Message {tenant: $tenant}) WHERE m.metadata_json <> '{}' "
+                    "RETURN m.metadata_tokens AS t, m.metadata_pairs AS p", tenant=tenant)
+    assert all(r["t"] == tokens_of(tenant, who, r["p"]) for r in tokens)
     assert migration.migrate(memory.store) == 0  # marked done
 
 

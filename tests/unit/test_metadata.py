@@ -98,3 +98,19 @@ def test_the_cli_reads_key_value_options() -> None:
     assert metadata_filter(["channel=slack", "priority=2", "priority=3", "ok=true",
                             "note={x}", "empty="]) == {
         "channel": "slack", "priority": [2, 3], "ok": True, "note": "{x}", "empty": ""}
+
+
+def test_tokens_name_tenant_owner_and_pair_and_query_every_key() -> None:
+    a = metadata.pairs({"channel": "slack", "n": 1.0})
+    assert metadata.tokens("t", "o", []) is None
+    words = (metadata.tokens("t", "o", a) or "").split()
+    assert len(words) == 2 and all(len(w) == 24 and w.isalnum() for w in words)
+    assert metadata.tokens("t", "p", a) != metadata.tokens("t", "o", a)
+    assert metadata.tokens("u", "o", a) != metadata.tokens("t", "o", a)
+    cond = metadata.condition({"channel": ["slack", "sms"], "n": 1})
+    assert cond is not None
+    slack, sms, one = (metadata.token("t", "o", metadata.pair(k, v))
+                       for k, v in (("channel", "slack"), ("channel", "sms"), ("n", 1)))
+    assert metadata.token_query("t", "o", cond) == (
+        f"metadata_tokens:({slack} OR {sms}) AND metadata_tokens:({one})")
+    assert one in words and slack in words

@@ -3,5 +3,5 @@
 //   them).
 // Parameters: none
 // Columns: done (boolean)
-OPTIONAL MATCH (g:GraphMeta {key: 'metadata_pairs'})
+OPTIONAL MATCH (g:GraphMeta {key: 'metadata_index'})
 RETURN g IS NOT NULL AS done

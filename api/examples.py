@@ -42,4 +42,5 @@ EXAMPLES: dict[tuple[str, str], dict[str, Any]] = {
                                                 "detail": "the rollback left a lock behind"},
     ("post", "/v1/episodes/retry-extraction"): {"status": "all_dropped", "owner": "alice"},
     ("post", "/v1/skills/search"): {"query": "roll back a release", "owner": "alice", "k": 3},
+    ("post", "/v1/messages/forget"): {"owner": "alice", "metadata": {"source": "gmail"}},
 }

@@ -1,12 +1,12 @@
-"""Routes for forgetting one thing: a message, a session, a trace or a fact (see
-`graphmem.forget`)."""
+"""Routes for forgetting one thing: a message, a session, the messages a filter chooses, a
+trace or a fact (see `graphmem.forget`)."""
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
 from graphmem.forget import ForgetReport
-from graphmem.models import NAME
+from graphmem.models import NAME, ForgetMessages
 
 
 def router(TenantMem: Any) -> APIRouter:
@@ -36,6 +36,17 @@ def router(TenantMem: Any) -> APIRouter:
         nothing deleted. Forgetting it again answers ``already_forgotten``; a session never
         stored is a 404."""
         return mem.messages.forget_session(owner, session_id)  # type: ignore[no-any-return]
+
+    @r.post("/messages/forget", response_model=ForgetReport)
+    def forget_messages(body: ForgetMessages, mem: TenantMem) -> ForgetReport:
+        """Forget the messages of an owner that a filter chooses (`metadata` as in search,
+        `session_id`, `time_from`/`time_to`; every filter given must match, at least one is
+        needed) as each would be forgotten alone: sentence units, turn windows and episodes,
+        the entities only they mention, the facts resting only on them; their sessions are
+        formed again from what is left. One transaction, audited (the filter's hash and the
+        counts); more than `max_forget_matching_messages` (1,000) matching is a 413 naming the
+        filter, with nothing deleted. A filter matching nothing removes nothing."""
+        return mem.messages.forget_matching(body)  # type: ignore[no-any-return]
 
     @r.delete("/traces/{trace_id:path}", response_model=ForgetReport)
     def forget_trace(trace_id: Id, mem: TenantMem) -> ForgetReport:

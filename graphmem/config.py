@@ -188,6 +188,10 @@ class Settings(BaseSettings):
         default=10_000, ge=1, description="Messages one request may forget as a session, in one "
         "transaction (413 beyond, nothing deleted)",
     )
+    max_forget_matching_messages: int = Field(
+        default=1000, ge=1, description="Messages one request may forget by a filter (POST "
+        "/v1/messages/forget), in one transaction (413 beyond, nothing deleted)",
+    )
 
     # --- Retrieval ----------------------------------------------------------------------------
     retrieval_preset: str = "default"

@@ -1,5 +1,5 @@
-"""Forgetting one thing: a message, a session (one conversation), a trace (one agent run) or a
-fact (``Memory.forget_*``).
+"""Forgetting one thing: a message, a session (one conversation), the messages a filter chooses,
+a trace (one agent run) or a fact (``Memory.forget_*``).
 
 History is never overwritten, and forgetting is always possible. Forgetting removes the content
 for real, and everything that was made from it alone; it rewrites nothing else:
@@ -15,6 +15,13 @@ for real, and everything that was made from it alone; it rewrites nothing else:
   again (nothing of the session is left). One transaction takes at most
   ``max_forget_session_messages`` messages (10,000): a longer session is refused (413) with
   nothing deleted; its owner, or its messages one by one, can still be forgotten.
+* **Messages chosen by a filter** (an owner's messages with some metadata, of a session or a
+  time range: `forget_matching`) go as each would go alone, one after the other, in one
+  transaction: the chains relinked around them, their episodes and windows, the entities only
+  they mentioned, the facts resting only on them; their sessions are formed again from what
+  is left. At most ``max_forget_matching_messages`` (1,000) a request: more is refused (413)
+  with nothing deleted. A filter that matches nothing removes nothing (not a 404: a filter is
+  not an id), and is audited all the same.
 * **A fact** goes with its edges. A fact that rests *only* on forgotten things (all its
   ``SUPPORTED_BY`` sources are the forgotten message, its episode, or facts going with it) goes
   too: it was derived from the forgotten content, and marking it "unsupported" would keep that
@@ -41,9 +48,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 from graphmem.errors import NotFound
+from graphmem.metadata import condition
 from graphmem.models import ForgetKind as Kind
+from graphmem.models import ForgetMessages
 from graphmem.models import ForgetReport as ForgetReport  # its home before the wire models
-from graphmem.store import Store
+from graphmem.store import Filters, Store
 from graphmem.store.forget import ForgetStore
 
 if TYPE_CHECKING:
@@ -76,6 +85,19 @@ def forget_session(store: Store, tenant: str, owner: str, session_id: str,
     digest, now = id_hash(session_key(owner, session_id)), datetime.now(UTC)
     row = forgetter.session(owner, session_id, digest, now, limit)
     return _report(forgetter, "session", session_id, digest, now, row, owner=owner)
+
+
+def forget_matching(store: Store, tenant: str, req: ForgetMessages,
+                    limit: int) -> ForgetReport:
+    """Forget the messages of ``req.owner`` that ``req`` chooses and what rests only on them;
+    `TooLarge` (nothing deleted) beyond ``limit`` messages."""
+    forgetter = store.tenant(tenant).sibling(ForgetStore)
+    digest, now = id_hash(req.filter_key()), datetime.now(UTC)
+    filters = Filters(req.session_id, req.time_from, req.time_to, condition(req.metadata))
+    field = next(f for f in ("metadata", "session_id", "time_from", "time_to")
+                 if getattr(req, f) is not None)
+    row = forgetter.matching(req.owner, filters, digest, now, limit, field)
+    return _report(forgetter, "messages", req.filter_key(), digest, now, row, owner=req.owner)
 
 
 def _report(forgetter: ForgetStore, kind: Kind, id_: str, digest: str, now: datetime,

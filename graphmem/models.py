@@ -646,7 +646,38 @@ class AnswerResult(BaseModel):
 
 # --- forgetting one thing (DELETE /v1/messages/{id}, /v1/sessions/{id}, /v1/traces/{id}, ...) ---
 
-ForgetKind = Literal["message", "session", "trace", "fact"]
+ForgetKind = Literal["message", "session", "trace", "fact", "messages"]
+
+
+class ForgetMessages(_Strict):
+    """Which of an owner's messages to forget: those matching every filter given (at least
+    one: forgetting everything of an owner is ``DELETE /v1/owners/{owner}``)."""
+
+    owner: str = Field(min_length=1, max_length=200, pattern=NAME, examples=["alice"])
+    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=NAME,
+                                   description="Only messages of this session")
+    time_from: UtcDatetime | None = Field(default=None, description="inclusive, event time")
+    time_to: UtcDatetime | None = Field(default=None, description="exclusive, event time")
+    metadata: MetadataFilter | None = Field(
+        default=None, validate_default=True, examples=[{"source": "gmail"}],
+        description="Only messages whose metadata has, for every key, this value (or one of "
+        "the values listed), as in search")
+
+    @field_validator("metadata")
+    @classmethod
+    def _some_filter(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and not any(info.data.get(f) is not None
+                                     for f in ("session_id", "time_from", "time_to")):
+            raise ValueError("give metadata, session_id, time_from or time_to (forgetting all "
+                             "of an owner is DELETE /v1/owners/{owner})")
+        return value
+
+    def filter_key(self) -> str:
+        """The filter as one canonical text (the audit record keeps its hash)."""
+        return json.dumps({"owner": self.owner, "session_id": self.session_id,
+                           "time_from": self.time_from.isoformat() if self.time_from else None,
+                           "time_to": self.time_to.isoformat() if self.time_to else None,
+                           "metadata": self.metadata}, sort_keys=True, ensure_ascii=False)
 
 
 class ForgetReport(BaseModel):
@@ -654,9 +685,11 @@ class ForgetReport(BaseModel):
 
     kind: ForgetKind
     id: str
-    """The id forgotten (for a session, its session id)."""
+    """The id forgotten (for a session, its session id; for messages chosen by a filter, the
+    filter as canonical JSON)."""
     owner: str | None = None
-    """A session's owner (session ids are per owner); null for the other kinds."""
+    """A session's owner (session ids are per owner), or the owner whose messages a filter
+    chose; null for the other kinds."""
     already_forgotten: bool = False
     """True when this id had been forgotten before and is not stored now: nothing was done."""
     forgotten_at: datetime

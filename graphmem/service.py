@@ -15,7 +15,7 @@ from graphmem.embedders.sparse import sparse_encoder
 from graphmem.embeddings import Embedder, LazyEmbedder, QueryMemo, embedder_for
 from graphmem.errors import NotFound
 from graphmem.facts.service import Facts
-from graphmem.forget import ForgetReport, forget, forget_session
+from graphmem.forget import ForgetReport, forget, forget_matching, forget_session
 from graphmem.formation.run import Former
 from graphmem.ingest import Ingestor
 from graphmem.jobs import JobQueue
@@ -27,6 +27,7 @@ from graphmem.models import (
     ContextRequest,
     ContextResult,
     DeleteReport,
+    ForgetMessages,
     IngestReport,
     Message,
     MessageIn,
@@ -186,6 +187,12 @@ class Memory:
         ``max_forget_session_messages``."""
         return forget_session(self.store, tenant, owner, session_id,
                               self.settings.max_forget_session_messages)
+
+    def forget_matching(self, tenant: str, req: ForgetMessages) -> ForgetReport:
+        """Forget an owner's messages that ``req`` chooses (metadata, session, time) and what
+        rests only on them; one transaction, audited. TooLarge (nothing deleted) beyond
+        ``max_forget_matching_messages``."""
+        return forget_matching(self.store, tenant, req, self.settings.max_forget_matching_messages)
 
     def forget_trace(self, tenant: str, id_: str) -> ForgetReport:
         """Forget one trace, its steps and cases, and the skill versions resting only on them

@@ -39,6 +39,7 @@ from graphmem.models import (
     DeleteReport,
     ExtractionRetry,
     ExtractionRetryIn,
+    ForgetMessages,
     IngestReport,
     Message,
     MessageIn,
@@ -110,6 +111,11 @@ class Messages(_Bound):
     def forget_session(self, owner: str, session_id: str) -> ForgetReport:
         """Forget every message of ``owner``'s session and what rests only on them."""
         return self._memory.forget_session(self._tenant, owner, session_id)
+
+    def forget_matching(self, req: ForgetMessages) -> ForgetReport:
+        """Forget an owner's messages chosen by a filter (metadata, session, time) and what
+        rests only on them (at most `max_forget_matching_messages` a call)."""
+        return self._memory.forget_matching(self._tenant, req)
 
     def forget_owner(self, owner: str) -> DeleteReport:
         """Delete everything of ``owner`` in this tenant: messages, facts, episodes, jobs, runs."""

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from graphmem.cli.common import Tenant, check_tenant, console, fail, progress_bar, tenant_memory
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import GraphMemError, InvalidInput
-from graphmem.models import MessageIn, SearchRequest
+from graphmem.models import ForgetMessages, MessageIn, SearchRequest
 from graphmem.procedural.models import MAX_TRACES, SkillSearch, TraceIn
 
 if TYPE_CHECKING:
@@ -84,6 +84,31 @@ def forget_one(
     if report.already_forgotten:
         console.print(f"{kind.value} {id_!r} was already forgotten "
                       f"({report.forgotten_at.isoformat()})", highlight=False)
+    typer.echo(report.model_dump_json(indent=2))
+
+
+def forget_messages(
+    owner: Annotated[str, typer.Option(help="Whose messages")],
+    meta: Annotated[list[str] | None, typer.Option(
+        "--meta", help="KEY=VALUE: messages with this metadata (as `graphmem search --meta`)")]
+    = None,
+    session: Annotated[str | None, typer.Option(help="Messages of this session")] = None,
+    time_from: Annotated[str | None, typer.Option(
+        "--from", help="Messages at or after this time (ISO 8601 with an offset)")] = None,
+    time_to: Annotated[str | None, typer.Option(
+        "--to", help="Messages before this time (ISO 8601 with an offset)")] = None,
+    tenant: Tenant = "default",
+) -> None:
+    """Forget an owner's messages that every filter given matches (at least one), and what rests
+    only on them; prints the report (JSON). One transaction, audited; more than
+    max_forget_matching_messages (1,000) matching is refused with nothing deleted."""
+    values: dict[str, Any] = {"owner": owner, "session_id": session, "time_from": time_from,
+                              "time_to": time_to}
+    if meta:
+        values["metadata"] = metadata_filter(meta)
+    req = _valid(ForgetMessages, values)
+    with tenant_memory(tenant) as tm:
+        report = tm.messages.forget_matching(req)
     typer.echo(report.model_dump_json(indent=2))
 
 

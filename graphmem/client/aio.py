@@ -25,6 +25,7 @@ from graphmem.wire import (
     Fact,
     FactHistory,
     FactWrite,
+    ForgetMessages,
     ForgetReport,
     IngestReport,
     Job,
@@ -157,6 +158,12 @@ class AsyncGraphMem:
     async def forget_session(self, session_id: str, *, owner: str) -> ForgetReport:
         """Forget one session of ``owner`` (every message, and what rests only on them)."""
         return await self._run(calls.forget_session(session_id, owner))
+
+    async def forget_messages(self, owner: str | ForgetMessages,
+                              **filters: Any) -> ForgetReport:
+        """Forget ``owner``'s messages that the filters choose (``metadata=``, ``session_id=``,
+        ``time_from=``, ``time_to=``; at least one) and what rests only on them."""
+        return await self._run(calls.forget_messages(owner, filters))
 
     async def forget_trace(self, trace_id: str) -> ForgetReport:
         return await self._run(calls.forget_trace(trace_id))

@@ -34,6 +34,7 @@ from graphmem.wire import (
     Fact,
     FactHistory,
     FactWrite,
+    ForgetMessages,
     ForgetReport,
     IngestReport,
     Job,
@@ -85,6 +86,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "answer": Endpoint("POST", "/v1/answer", False),
     "forget_message": Endpoint("DELETE", "/v1/messages/{message_id}", True),
     "forget_session": Endpoint("DELETE", "/v1/sessions/{session_id}", True),
+    "forget_messages": Endpoint("POST", "/v1/messages/forget", True),
     "forget_trace": Endpoint("DELETE", "/v1/traces/{trace_id}", True),
     "forget_fact": Endpoint("DELETE", "/v1/facts/{fact_id}", True),
     "add_observations": Endpoint("POST", "/v1/observations", False),
@@ -234,6 +236,13 @@ def forget_message(message_id: str) -> Call[ForgetReport]:
 def forget_session(session_id: str, owner: str) -> Call[ForgetReport]:
     return _call("forget_session", ForgetReport, path={"session_id": session_id},
                  params={"owner": owner})
+
+
+def forget_messages(owner: str | ForgetMessages,
+                    filters: Mapping[str, Any]) -> Call[ForgetReport]:
+    req = owner if isinstance(owner, ForgetMessages) else ForgetMessages.model_validate(
+        {"owner": owner, **filters})
+    return _call("forget_messages", ForgetReport, body=req)
 
 
 def forget_trace(trace_id: str) -> Call[ForgetReport]:

@@ -15,7 +15,7 @@ from graphmem import cypher
 from graphmem.errors import TooLarge
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.procedural import form_skills_job
-from graphmem.store.tenant import TenantBound
+from graphmem.store.tenant import Filters, TenantBound
 
 if TYPE_CHECKING:
     from graphmem.store.core import Row
@@ -129,6 +129,46 @@ class ForgetStore(TenantBound):
                     "supersessions": gone["supersessions"]}
 
         result: Row | None = self._store.write_tx(work)
+        return result
+
+    def matching(self, owner: str, filters: Filters, id_hash: str, now: datetime,
+                 limit: int, field: str) -> Row:
+        """Every message of ``owner`` that ``filters`` choose, and what rests only on them, as
+        each would go alone (the chains relinked around them one by one, their sessions formed
+        again), in one transaction. Raises `TooLarge` naming ``field`` (nothing deleted) when
+        more than ``limit`` match."""
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> Row:
+            plan = _q(tx, "matching_plan", tenant=tenant, owner=owner, now=now, limit=limit,
+                      **filters.params())[0]
+            ids, episodes = plan["messages"], plan["episodes"]
+            if len(ids) > limit:
+                raise TooLarge(field, f"more than {limit} messages match, the most one request "
+                               "forgets (max_forget_matching_messages); narrow the filter (by "
+                               "session or time), or send it again after this part",
+                               limit=limit, actual=len(ids))
+            facts = _unsupported(tx, tenant, ids, episodes, []) if ids else []
+            gone = self._delete_facts(tx, facts)
+            removed = {"messages": 0, "sentences": 0, "windows": 0, "episodes": 0,
+                       "entities": 0, "sessions": 0, "facts": gone["facts"]}
+            remaining: dict[str, int] = {}
+            for i, id_ in enumerate(ids):  # one by one: each relinks the chain as it is then
+                row = _q(tx, "message_delete", tenant=tenant, id=id_,
+                         episodes=episodes if i == 0 else [])[0]
+                remaining[row["session_id"]] = row["remaining"]
+                removed["messages"] += 1
+                for kind in ("sentences", "windows", "episodes", "entities", "sessions"):
+                    removed[kind] += row[kind]
+            _relink_episodes(tx, tenant, owner, episodes)
+            jobs = self._jobs(tx, form_session_jobs(
+                [{"owner": owner, "session_id": sid} for sid in plan["sessions"]
+                 if remaining.get(sid)]))
+            self._record(tx, "messages", id_hash, now, removed)
+            return {"removed": removed, "facts": facts, "episodes": episodes, "jobs": jobs,
+                    "supersessions": gone["supersessions"]}
+
+        result: Row = self._store.write_tx(work)
         return result
 
     def fact(self, id_: str, id_hash: str, now: datetime) -> Row | None:

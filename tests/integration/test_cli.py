@@ -136,6 +136,26 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
     assert r.exit_code == 0 and r.stdout == ""
 
 
+def test_forget_messages_and_search_by_metadata_via_cli(env: None, memory: Memory,
+                                                         tenant: str) -> None:
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(
+        i, who, text=f"note {i} on the glacier hike", metadata={"n": i % 3})) for i in range(6)])
+    runner = CliRunner()
+    r = runner.invoke(app, ["search", "glacier hike", "--owner", who, "--meta", "n=1",
+                            "--json", "--tenant", tenant])
+    assert r.exit_code == 0, r.output
+    assert {h["metadata"]["n"] for h in json.loads(r.stdout)["hits"]} == {1}
+    r = runner.invoke(app, ["forget-messages", "--owner", who, "--tenant", tenant])
+    assert r.exit_code == 2 and "metadata" in r.output  # at least one filter
+    r = runner.invoke(app, ["forget-messages", "--owner", who, "--meta", "n=1", "--meta", "n=2",
+                            "--tenant", tenant])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["removed"]["messages"] == 4
+    assert [m.id for m in memory.session_messages(tenant, "s1", who)] == [
+        f"{who}-s1-0", f"{who}-s1-3"]
+
+
 def test_retry_extraction_via_cli(env: None, memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     memory.ingest(tenant, [MessageIn.model_validate(msg(i, who)) for i in range(2)])

@@ -151,6 +151,10 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         assert [(s.session_id, s.message_count) for s in gm.sessions(o)] == [
             ("later", 1), ("s/1", 2)]
         assert o in [x.owner for x in gm.owners(after=o[:-1], limit=200)]
+        gm.add_messages([msg(10, o, "later", "from the mail box", id=f"{o}/mail",
+                             metadata={"source": "gmail"})])
+        mail = gm.forget_messages(o, metadata={"source": "gmail"})
+        assert (mail.kind, mail.owner, mail.removed.get("messages")) == ("messages", o, 1)
         session = gm.forget_session("later", owner=o)
         assert (session.kind, session.id, session.owner) == ("session", "later", o)
         assert session.removed.get("messages") == 1

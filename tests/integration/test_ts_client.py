@@ -75,8 +75,9 @@ def test_the_compiled_client_against_the_server(built: str) -> None:
     assert seen["utc"] == "2024-05-08T11:52:00Z"
     assert seen["notFound"] == {"status": 404, "title": "not found"}
     assert seen["invalid"] == {"status": 422, "field": "messages[0].timestamp"}
-    assert seen["deleted"] == 3
     assert seen["sessions"] == [["aside", 1], ["s/1", 3]]
     assert seen["listed"] is True
     assert seen["filtered"] == [[f"{o}/m2", "travel"]]
+    assert seen["forgotTravel"] == ["messages", 1]  # m2 (m3, travel too, went with its session)
+    assert seen["deleted"] == 2
     assert seen["forgot"] == ["session", 1]

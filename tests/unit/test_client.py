@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import socket
 import time
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from graphmem.client import (
     AsyncGraphMem,
@@ -149,6 +151,15 @@ def test_requests_carry_the_key_the_models_and_encoded_ids() -> None:
         "session", "alice", {"messages": 2})
     sent = script.requests[0]
     assert sent.method == "DELETE" and sent.url.raw_path == b"/v1/sessions/s%2F1?owner=alice"
+
+    script = Script(httpx.Response(200, json={**report, "kind": "messages", "id": "{}"}))
+    with client(script) as gm:
+        assert gm.forget_messages("alice", metadata={"source": "gmail"}).kind == "messages"
+    sent = script.requests[0]
+    assert sent.method == "POST" and sent.url.raw_path == b"/v1/messages/forget"
+    assert json.loads(sent.content) == {"owner": "alice", "metadata": {"source": "gmail"}}
+    with pytest.raises(ValidationError):  # at least one filter, checked before sending
+        gm.forget_messages("alice")
 
 
 def test_the_url_and_key_default_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

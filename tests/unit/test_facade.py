@@ -11,7 +11,7 @@ from unittest.mock import MagicMock
 import pytest
 
 from graphmem.errors import InvalidInput
-from graphmem.models import AuditResult, SearchRequest
+from graphmem.models import AuditResult, ForgetMessages, SearchRequest
 from graphmem.tenant_memory import TenantMemory
 
 API = Path(__file__).resolve().parents[2] / "api"
@@ -54,6 +54,9 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     mem.sessions.assert_called_once_with("acme", "alice", 2, 3)
     tm.messages.forget_session("alice", "s1")
     mem.forget_session.assert_called_once_with("acme", "alice", "s1")
+    forget = ForgetMessages(owner="alice", session_id="s1")
+    tm.messages.forget_matching(forget)
+    mem.forget_matching.assert_called_once_with("acme", forget)
     tm.search(req)
     mem.search.assert_called_once_with("acme", req, None)
     tm.facts.query("alice", as_of=t)

@@ -28,6 +28,7 @@ export type ContextResult = Schemas["ContextResult"];
 export type AnswerRequest = Schemas["AnswerRequest"];
 export type AnswerResult = Schemas["AnswerResult"];
 export type ForgetReport = Schemas["ForgetReport"];
+export type ForgetMessages = Schemas["ForgetMessages"];
 export type ObservationIn = Schemas["ObservationIn"];
 export type ProfileOp = Schemas["ProfileOp"];
 export type Fact = Schemas["Fact"];
@@ -180,6 +181,11 @@ export class GraphMem {
   forgetSession(sessionId: string, owner: string): Promise<ForgetReport> {
     return this.send({ method: "DELETE", path: `/v1/sessions/${id(sessionId)}`, query: { owner },
                        retry: true });
+  }
+  /** Forget an owner's messages that a filter chooses (metadata, session, time; at least one),
+   * and what rests only on them. */
+  forgetMessages(request: ForgetMessages): Promise<ForgetReport> {
+    return this.send({ method: "POST", path: "/v1/messages/forget", body: request, retry: true });
   }
   forgetTrace(traceId: string): Promise<ForgetReport> {
     return this.send({ method: "DELETE", path: `/v1/traces/${id(traceId)}`, retry: true });

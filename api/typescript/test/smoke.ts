@@ -1,6 +1,7 @@
 /**
  * Runs against a live server (GRAPHMEM_URL, GRAPHMEM_API_KEY, GRAPHMEM_OWNER): adds messages,
- * lists owners, lists and reads sessions, searches (also filtered by metadata), forgets a session,
+ * lists owners, lists and reads sessions, searches (also filtered by metadata), forgets a session
+ * and the messages with some metadata,
  * and meets a 404 and a 422. Prints what it saw as one JSON line.
  */
 import { GraphMem, InvalidInput, NotFound, type MessageIn } from "../src/index.js";
@@ -41,6 +42,7 @@ await gm.addMessages([{ ...turn(3, "Please forget this aside."), session_id: "as
 const sessions = await gm.sessions(owner);
 const owners = await gm.owners({ after: owner.slice(0, -1), limit: 200 });
 const forgot = await gm.forgetSession("aside", owner);
+const forgotTravel = await gm.forgetMessages({ owner, metadata: { topic: "travel" } });
 const gone = await gm.deleteOwner(owner);
 
 console.log(JSON.stringify({
@@ -51,4 +53,5 @@ console.log(JSON.stringify({
   listed: owners.some((x) => x.owner === owner),
   forgot: [forgot.kind, forgot.removed?.messages],
   filtered: travel.hits.map((h) => [h.id, h.metadata?.topic]),
+  forgotTravel: [forgotTravel.kind, forgotTravel.removed?.messages],
 }));

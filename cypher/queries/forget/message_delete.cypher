@@ -5,7 +5,7 @@
 //   figures are counted again; a session left without messages goes.
 // Parameters: $tenant, $id, $episodes (ids of the episodes derived from it)
 // Columns: sentences, windows, episodes, entities, sessions (1 when its session went), remaining
-//   (messages left in its session)
+//   (messages left in its session), session_id (its session)
 MATCH (m:Message {tenant: $tenant, id: $id})
 WITH m, m.owner AS owner, m.session_id AS session_id
 CALL (m) {
@@ -53,4 +53,4 @@ CALL (ses, remaining) {
   DETACH DELETE ses
   RETURN count(*) AS sessions
 }
-RETURN sentences, windows, episodes, entities, sessions, remaining
+RETURN sentences, windows, episodes, entities, sessions, remaining, session_id

@@ -1,0 +1,33 @@
+// Purpose: before forgetting the messages of an owner that a filter chooses: find them (at most
+//   $limit + 1: more is refused, nothing deleted), take the locks of their sessions (the Session
+//   node, as ingest's relinking does, and the formation lock, as formation does, as
+//   message_plan.cypher takes them for one message), and list the episodes derived from them.
+// Parameters: $tenant, $owner, $now, $limit, $session_id, $time_from, $time_to, $metadata
+//   (nullable filters; $metadata as graphmem/metadata.py encodes it)
+// Columns: messages (ids, in event time), sessions (the session ids they belong to), episodes
+//   (ids of the episodes DERIVED_FROM them); one row, empty lists when none match
+CALL () {
+  MATCH (m:Message {tenant: $tenant, owner: $owner})
+  WHERE ($session_id IS NULL OR m.session_id = $session_id)
+    AND ($time_from IS NULL OR m.timestamp >= $time_from)
+    AND ($time_to IS NULL OR m.timestamp < $time_to)
+    AND ($metadata IS NULL OR all(accepted IN $metadata
+         WHERE any(p IN accepted WHERE p IN m.metadata_pairs)))
+  WITH m ORDER BY m.timestamp, m.id LIMIT $limit + 1
+  RETURN collect(m) AS found
+}
+CALL (found) {
+  UNWIND found AS m
+  WITH DISTINCT m.session_id AS sid
+  MERGE (ses:Session {tenant: $tenant, owner: $owner, session_id: sid})
+  SET ses.updated_at = $now
+  MERGE (l:FormationLock {tenant: $tenant, owner: $owner, session_id: sid})
+  SET l.at = $now
+  RETURN collect(sid) AS sessions
+}
+CALL (found) {
+  UNWIND found AS m
+  MATCH (e:Episode {tenant: $tenant})-[:DERIVED_FROM]->(m)
+  RETURN collect(DISTINCT e.id) AS episodes
+}
+RETURN [m IN found | m.id] AS messages, sessions, episodes

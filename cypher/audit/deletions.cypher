@@ -1,6 +1,8 @@
 // Purpose: what was forgotten in a recorded-time window [$from, $to), in time order: one row
-//   per message, session, trace or fact forgotten, with the SHA-256 of its id (of a session:
-//   owner, line feed, session id) and how many nodes of each kind went. No content is kept (forgetting an owner is reported by its reply, not here).
+//   per message, session, filtered set of messages (kind 'messages'), trace or fact forgotten,
+//   with the SHA-256 of its id (of a session: owner, line feed, session id; of a filter: its
+//   canonical JSON) and how many nodes of each kind went. No content is kept (forgetting an
+//   owner is reported by its reply, not here).
 // Parameters: $tenant (string), $from (datetime), $to (datetime)
 // Columns: at, kind, id_hash, messages, sentences, windows, episodes, sessions, facts, steps,
 //   cases, skills, clusters

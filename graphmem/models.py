@@ -566,6 +566,8 @@ class ContextItem(BaseModel):
     tokens: int = Field(description="Tokens of its line(s) in `context`")
     speaker: str | None = None
     session_id: str | None = None
+    metadata: dict[str, Scalar] | None = Field(default=None, description="Messages: their "
+                                               "metadata as sent")
     title: str | None = Field(default=None, description="Episodes; a skill's name")
     subject: str | None = Field(default=None, description="Facts")
     type: str | None = Field(default=None, description="Facts")

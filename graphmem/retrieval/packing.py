@@ -74,7 +74,8 @@ def pieces(result: SearchResult) -> tuple[list[Piece], list[Piece], list[Piece]]
     an episode on its messages, a fact on its sources."""
     messages = [Piece(_item(unit="message", id=h.id, text=h.text, at=h.timestamp,
                             sources=[h.id], core=h.nucleus, score=h.score, rules=h.rules,
-                            speaker=h.speaker, session_id=h.session_id), n)
+                            speaker=h.speaker, session_id=h.session_id,
+                            metadata=h.metadata), n)
                 for n, h in enumerate(result.hits)]
     facts = [Piece(_item(unit="fact", id=f.id, text=f.content, at=f.valid_from,
                          sources=f.sources, core=True, score=f.score, rules=f.rules,

@@ -153,6 +153,7 @@ def test_context_holds_only_matching_messages(memory: Memory, tenant: str) -> No
     assert ctx.items and {i.unit for i in ctx.items} == {"message"}
     stored = {m.id: m.metadata for m in _talk(who)}
     assert all(stored[i.id]["channel"] == "email" for i in ctx.items)
+    assert all(i.metadata == stored[i.id] for i in ctx.items)  # items carry their metadata
 
 
 def test_bad_filters_are_a_422_naming_the_field(api: TestClient) -> None:

@@ -92,12 +92,13 @@ def forget_matching(store: Store, tenant: str, req: ForgetMessages,
     """Forget the messages of ``req.owner`` that ``req`` chooses and what rests only on them;
     `TooLarge` (nothing deleted) beyond ``limit`` messages."""
     forgetter = store.tenant(tenant).sibling(ForgetStore)
-    digest, now = id_hash(req.filter_key()), datetime.now(UTC)
+    key = req.filter_key()
+    digest, now = id_hash(key), datetime.now(UTC)
     filters = Filters(req.session_id, req.time_from, req.time_to, condition(req.metadata))
     field = next(f for f in ("metadata", "session_id", "time_from", "time_to")
                  if getattr(req, f) is not None)
     row = forgetter.matching(req.owner, filters, digest, now, limit, field)
-    return _report(forgetter, "messages", req.filter_key(), digest, now, row, owner=req.owner)
+    return _report(forgetter, "messages", key, digest, now, row, owner=req.owner)
 
 
 def _report(forgetter: ForgetStore, kind: Kind, id_: str, digest: str, now: datetime,

@@ -71,11 +71,3 @@ def token_query(tenant: str, owner: str, cond: Condition) -> str:
         "metadata_tokens:(" + " OR ".join(token(tenant, owner, p) for p in accepted) + ")"
         for accepted in cond)
 
-
-def decoded(stored: Sequence[str] | None) -> dict[str, Scalar]:
-    """The metadata back from its encoded pairs."""
-    out: dict[str, Scalar] = {}
-    for p in stored or ():
-        key, value = json.loads(p)
-        out[key] = value
-    return out

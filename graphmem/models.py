@@ -151,11 +151,10 @@ METADATA_FILTER = ("Only messages whose metadata has, for every key, this value 
                    "1.0 are the same number, true is not 1")
 
 
-def messages_only(value: Any, info: ValidationInfo, units_field: str, allowed: set[str],
-                  hint: str) -> Any:
-    """A metadata filter with units other than messages is refused (only messages carry
+def messages_only(value: Any, info: ValidationInfo, allowed: set[str], hint: str) -> Any:
+    """A metadata filter with ``units`` other than messages is refused (only messages carry
     metadata)."""
-    units = info.data.get(units_field)
+    units = info.data.get("units")
     asked = set(units) if isinstance(units, list) else {units}
     if value and units is not None and not asked <= allowed:
         raise ValueError(f"filters messages only (episodes and facts carry no metadata): {hint}")
@@ -290,7 +289,7 @@ class SearchRequest(_Strict):
     @field_validator("metadata")
     @classmethod
     def _messages_only(cls, value: Any, info: ValidationInfo) -> Any:
-        return messages_only(value, info, "units", {"messages"}, 'search units "messages"')
+        return messages_only(value, info, {"messages"}, 'search units "messages"')
 
 
 class Hit(BaseModel):
@@ -541,7 +540,7 @@ class ContextRequest(_Strict):
     @field_validator("metadata")
     @classmethod
     def _messages_only(cls, value: Any, info: ValidationInfo) -> Any:
-        return messages_only(value, info, "units", {"message", "skill"},
+        return messages_only(value, info, {"message", "skill"},
                              'ask units ["message"] (or ["message", "skill"])')
 
 

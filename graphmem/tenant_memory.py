@@ -5,7 +5,7 @@ is bound to that tenant, so callers never pass a tenant again and never reach th
 Sub-services, by what they hold:
 
     tm.messages   ingest, ingest_many, get, owners, sessions, session, forget (one),
-                  forget_session, forget_owner
+                  forget_session, forget_matching (by a filter), forget_owner
     tm.search(req)                       hybrid recall
     tm.context(req), tm.answer(req)      the packed context for a prompt, the reader's answer
     tm.facts      observe, query, history, forget (observations, bitemporal)

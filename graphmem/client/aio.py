@@ -159,8 +159,7 @@ class AsyncGraphMem:
         """Forget one session of ``owner`` (every message, and what rests only on them)."""
         return await self._run(calls.forget_session(session_id, owner))
 
-    async def forget_messages(self, owner: str | ForgetMessages,
-                              **filters: Any) -> ForgetReport:
+    async def forget_messages(self, owner: str | ForgetMessages, **filters: Any) -> ForgetReport:
         """Forget ``owner``'s messages that the filters choose (``metadata=``, ``session_id=``,
         ``time_from=``, ``time_to=``; at least one) and what rests only on them."""
         return await self._run(calls.forget_messages(owner, filters))

@@ -164,8 +164,7 @@ class GraphMem:
         """Forget one session of ``owner`` (every message, and what rests only on them)."""
         return self._run(calls.forget_session(session_id, owner))
 
-    def forget_messages(self, owner: str | ForgetMessages,
-                              **filters: Any) -> ForgetReport:
+    def forget_messages(self, owner: str | ForgetMessages, **filters: Any) -> ForgetReport:
         """Forget ``owner``'s messages that the filters choose (``metadata=``, ``session_id=``,
         ``time_from=``, ``time_to=``; at least one) and what rests only on them."""
         return self._run(calls.forget_messages(owner, filters))

@@ -314,10 +314,12 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
     that time, in fused order; or, with ``restrict``, only those are kept), ``session`` (the
     session prior) and ``graph`` (method ``graph``: `graph_list`, also returned as
     candidates)."""
-    if plan.metadata:  # the lists that cannot filter by metadata themselves (windows)
-        allowed = store.matching(sorted({i for ranks in lists.values() for i, _ in ranks}),
+    windows = [n for n in lists if window_size(n) is not None]
+    if plan.metadata and windows:  # the lists that cannot filter by metadata in their queries
+        allowed = store.matching(sorted({i for n in windows for i, _ in lists[n]}),
                                  _filters(plan))
-        lists = {n: [(i, r) for i, r in ranks if i in allowed] for n, ranks in lists.items()}
+        lists = {n: [(i, r) for i, r in ranks if i in allowed] if n in windows else ranks
+                 for n, ranks in lists.items()}
     weighed = weights(list(lists), plan.window_split, plan.sparse_weight)
     fused = fuse(lists, plan.rrf_k, weighed)
     walked: dict[str, list[Candidate]] = {}

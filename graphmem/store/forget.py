@@ -20,6 +20,8 @@ from graphmem.store.tenant import Filters, TenantBound
 if TYPE_CHECKING:
     from graphmem.store.core import Row
 
+MESSAGE_COUNTS = ("sentences", "windows", "episodes", "entities", "sessions")
+"""What `message_delete` and `session_delete` count besides messages and facts."""
 MAX_FACT_ROUNDS = 10
 """Facts may rest on facts: the search for facts left without support repeats this often."""
 
@@ -88,9 +90,8 @@ class ForgetStore(TenantBound):
             _relink_episodes(tx, tenant, owner, episodes)
             jobs = self._jobs(tx, form_session_jobs(
                 [{"owner": owner, "session_id": session_id}] if row["remaining"] else []))
-            removed = {"messages": 1, "sentences": row["sentences"], "windows": row["windows"],
-                       "episodes": row["episodes"], "entities": row["entities"],
-                       "sessions": row["sessions"], "facts": gone["facts"]}
+            removed = {"messages": 1, **{k: row[k] for k in MESSAGE_COUNTS},
+                       "facts": gone["facts"]}
             self._record(tx, "message", id_hash, now, removed)
             return {"removed": removed, "facts": facts, "episodes": episodes, "jobs": jobs,
                     "supersessions": gone["supersessions"]}
@@ -120,9 +121,7 @@ class ForgetStore(TenantBound):
             row = _q(tx, "session_delete", tenant=tenant, owner=owner, session_id=session_id,
                      ids=ids, episodes=episodes)[0]
             _relink_episodes(tx, tenant, owner, episodes)
-            removed = {"messages": row["messages"], "sentences": row["sentences"],
-                       "windows": row["windows"], "episodes": row["episodes"],
-                       "entities": row["entities"], "sessions": row["sessions"],
+            removed = {"messages": row["messages"], **{k: row[k] for k in MESSAGE_COUNTS},
                        "facts": gone["facts"]}
             self._record(tx, "session", id_hash, now, removed)
             return {"removed": removed, "facts": facts, "episodes": episodes, "jobs": [],
@@ -150,15 +149,14 @@ class ForgetStore(TenantBound):
                                limit=limit, actual=len(ids))
             facts = _unsupported(tx, tenant, ids, episodes, []) if ids else []
             gone = self._delete_facts(tx, facts)
-            removed = {"messages": 0, "sentences": 0, "windows": 0, "episodes": 0,
-                       "entities": 0, "sessions": 0, "facts": gone["facts"]}
+            removed = {"messages": 0, **dict.fromkeys(MESSAGE_COUNTS, 0), "facts": gone["facts"]}
             remaining: dict[str, int] = {}
             for i, id_ in enumerate(ids):  # one by one: each relinks the chain as it is then
                 row = _q(tx, "message_delete", tenant=tenant, id=id_,
                          episodes=episodes if i == 0 else [])[0]
                 remaining[row["session_id"]] = row["remaining"]
                 removed["messages"] += 1
-                for kind in ("sentences", "windows", "episodes", "entities", "sessions"):
+                for kind in MESSAGE_COUNTS:
                     removed[kind] += row[kind]
             _relink_episodes(tx, tenant, owner, episodes)
             jobs = self._jobs(tx, form_session_jobs(

@@ -11,9 +11,10 @@ from fastapi import APIRouter, Depends, FastAPI, Path, Query, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from graphmem import __version__
+from graphmem import __version__, export
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError, StoreUnavailable
+from graphmem.export import OwnerExport
 from graphmem.models import (
     MAX_SKIP,
     NAME,
@@ -175,6 +176,20 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     def delete_owner(owner: Name, mem: TenantMem) -> DeleteReport:
         """Forget everything of an owner (this tenant's only); reports what was removed."""
         return mem.messages.forget_owner(owner)
+
+    @v1.get("/owners/{owner:path}/export", response_model=OwnerExport)
+    def export_owner(
+        owner: Name, mem: TenantMem,
+        after: Annotated[str, Query(max_length=2000, description="The `next` of the previous "
+                                    "page (a cursor); empty for the first")] = "",
+        limit: Annotated[int, Query(ge=1, le=export.MAX_LIMIT)] = export.DEFAULT_LIMIT,
+    ) -> Response:
+        """Everything stored about an owner, a page at a time: messages, entities, episodes,
+        facts (every version), agent runs with their steps, cases, clusters and skills (every
+        version), each with its stored properties and its links to the others. Page with
+        `after` = the previous page's `next` until `next` is null. 404 when nothing is stored
+        for the owner."""
+        return model_reply(mem.export(owner, after, limit))
 
     @v1.post("/search", response_model=SearchResult)
     def search(req: SearchRequest, mem: TenantMem) -> Response:

@@ -8,12 +8,13 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from typing import Any
 
-from graphmem import metrics
+from graphmem import export, metrics
 from graphmem.answer import Reader, ReaderNotConfigured
 from graphmem.config import Settings
 from graphmem.embedders.sparse import sparse_encoder
 from graphmem.embeddings import Embedder, LazyEmbedder, QueryMemo, embedder_for
 from graphmem.errors import NotFound
+from graphmem.export import OwnerExport
 from graphmem.facts.service import Facts
 from graphmem.forget import ForgetReport, forget, forget_matching, forget_session
 from graphmem.formation.run import Former
@@ -45,6 +46,7 @@ from graphmem.retrieval.iterative import Decider
 from graphmem.retrieval.search import search
 from graphmem.store import Store
 from graphmem.store.episodes import EpisodeStore
+from graphmem.store.export import ExportStore
 from graphmem.store.facts import FactStore
 from graphmem.store.jobs import JobStore
 from graphmem.store.usage import UsageStore
@@ -170,6 +172,17 @@ class Memory:
         """The tenant's owners by name, those after ``after`` (keyset paging)."""
         return [OwnerInfo.model_validate(r)
                 for r in self.store.tenant(tenant).owners(after, limit)]
+
+    def export_owner(self, tenant: str, owner: str, after: str = "",
+                     limit: int = export.DEFAULT_LIMIT) -> OwnerExport:
+        """A page of everything stored about ``owner`` (see `graphmem.export`), after cursor
+        ``after``. NotFound when the owner has nothing stored (the first page is empty)."""
+        reader = ExportStore(self.store, tenant).page
+        result = export.page(lambda kind, after_id, room: reader(kind, owner, after_id, room),
+                             owner, after, limit, datetime.now(UTC))
+        if not after and not result.records:
+            raise NotFound(f"nothing stored for owner {owner!r}")
+        return result
 
     def delete_owner(self, tenant: str, owner: str) -> DeleteReport:
         removed = self.store.tenant(tenant).delete_owner(owner)

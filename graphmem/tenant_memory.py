@@ -6,6 +6,8 @@ Sub-services, by what they hold:
 
     tm.messages   ingest, ingest_many, get, owners, sessions, session, forget (one),
                   forget_session, forget_matching (by a filter), forget_owner
+    tm.export(owner, after, limit)       a page of everything stored about an owner (export_all:
+                                         every page)
     tm.search(req)                       hybrid recall
     tm.context(req), tm.answer(req)      the packed context for a prompt, the reader's answer
     tm.facts      observe, query, history, forget (observations, bitemporal)
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from graphmem import audit
 from graphmem.errors import InvalidInput
+from graphmem.export import DEFAULT_LIMIT, ExportRecord, OwnerExport
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
 from graphmem.forget import ForgetReport
 from graphmem.jobs import Job, JobList, JobState
@@ -264,6 +267,21 @@ class TenantMemory:
     def answer(self, req: AnswerRequest) -> AnswerResult:
         """The reader's answer from that context (ReaderNotConfigured without an LLM)."""
         return self._memory.answer(self.tenant, req)
+
+    def export(self, owner: str, after: str = "", limit: int = DEFAULT_LIMIT) -> OwnerExport:
+        """A page of everything stored about ``owner`` (records in a fixed order; ``next`` is
+        the cursor of the next page); `export_all` walks every page."""
+        return self._memory.export_owner(self.tenant, owner, after, limit)
+
+    def export_all(self, owner: str, limit: int = DEFAULT_LIMIT) -> Iterator[ExportRecord]:
+        """Every record of ``owner``'s export, page after page."""
+        after = ""
+        while True:
+            got = self.export(owner, after, limit)
+            yield from got.records
+            if got.next is None:
+                return
+            after = got.next
 
     def usage(self, since: date | None = None, until: date | None = None) -> UsageReport:
         """LLM calls and tokens per UTC day, operation and model (inclusive dates)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphmem.export import ExportKind, ExportLink, ExportRecord, OwnerExport
 from graphmem.facts.models import (
     Cardinality,
     Fact,
@@ -131,6 +132,9 @@ __all__ = [
     "DeleteReport",
     "EpisodeHit",
     "Expand",
+    "ExportKind",
+    "ExportLink",
+    "ExportRecord",
     "ExtractionRetry",
     "ExtractionRetryIn",
     "Fact",
@@ -155,6 +159,7 @@ __all__ = [
     "Outcome",
     "OutcomeIn",
     "OutcomeReport",
+    "OwnerExport",
     "OwnerInfo",
     "Problem",
     "ProblemItem",

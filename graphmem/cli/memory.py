@@ -7,7 +7,9 @@ import json
 import os
 import secrets
 import shlex
+import sys
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
@@ -123,6 +125,28 @@ def owners(
     with tenant_memory(tenant) as tm:
         for info in tm.messages.owners(after, limit):
             typer.echo(info.model_dump_json())
+
+
+def export(
+    owner: Annotated[str, typer.Option(help="Whose memory")],
+    tenant: Tenant = "default",
+    out: Annotated[Path | None, typer.Option(help="Write here (default: stdout)")] = None,
+) -> None:
+    """Export everything stored about an owner as JSON lines, one record each (kind, id,
+    properties, links): messages, entities, episodes, facts with their history, agent runs
+    with their steps, cases, clusters and skills with their versions."""
+    with tenant_memory(tenant) as tm:
+        try:
+            records = tm.export_all(owner)
+            count = 0
+            with out.open("w", encoding="utf-8") if out else nullcontext(sys.stdout) as sink:
+                for record in records:
+                    sink.write(record.model_dump_json() + "\n")
+                    count += 1
+        except GraphMemError as exc:
+            raise fail(exc) from None
+    console.print(f"{count} records of {owner!r}" + (f" in {out}" if out else ""),
+                  highlight=False)
 
 
 def sessions(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import date, datetime
 from types import TracebackType
 from typing import Any, TypeVar
@@ -21,6 +21,7 @@ from graphmem.wire import (
     ContextRequest,
     ContextResult,
     DeleteReport,
+    ExportRecord,
     ExtractionRetry,
     Fact,
     FactHistory,
@@ -36,6 +37,7 @@ from graphmem.wire import (
     ObservationIn,
     Outcome,
     OutcomeReport,
+    OwnerExport,
     OwnerInfo,
     ProfileOp,
     SearchRequest,
@@ -130,6 +132,22 @@ class AsyncGraphMem:
     async def delete_owner(self, owner: str) -> DeleteReport:
         """Forget everything of an owner; reports what was removed."""
         return await self._run(calls.delete_owner(owner))
+
+    async def export_owner(self, owner: str, *, after: str = "",
+                     limit: int = 500) -> OwnerExport:
+        """A page of everything stored about ``owner``; the next starts ``after`` its ``next``."""
+        return await self._run(calls.export_owner(owner, after, limit))
+
+    async def export_all(self, owner: str, *, limit: int = 500) -> AsyncIterator[ExportRecord]:
+        """Every record of ``owner``'s export, page after page (one request a page)."""
+        after = ""
+        while True:
+            page = await self.export_owner(owner, after=after, limit=limit)
+            for record in page.records:
+                yield record
+            if page.next is None:
+                return
+            after = page.next
 
     async def search(self, query: str | SearchRequest, owner: str | None = None,
                      **options: Any) -> SearchResult:

@@ -46,6 +46,7 @@ from graphmem.wire import (
     Outcome,
     OutcomeIn,
     OutcomeReport,
+    OwnerExport,
     OwnerInfo,
     ProfileOps,
     SearchRequest,
@@ -81,6 +82,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "sessions": Endpoint("GET", "/v1/sessions", True),
     "session_messages": Endpoint("GET", "/v1/sessions/{session_id}/messages", True),
     "delete_owner": Endpoint("DELETE", "/v1/owners/{owner}", True),
+    "export_owner": Endpoint("GET", "/v1/owners/{owner}/export", True),
     "search": Endpoint("POST", "/v1/search", True),
     "context": Endpoint("POST", "/v1/context", True),
     "answer": Endpoint("POST", "/v1/answer", False),
@@ -200,6 +202,11 @@ def session_messages(session_id: str, owner: str | None, skip: int,
 
 def delete_owner(owner: str) -> Call[DeleteReport]:
     return _call("delete_owner", DeleteReport, path={"owner": owner})
+
+
+def export_owner(owner: str, after: str, limit: int) -> Call[OwnerExport]:
+    return _call("export_owner", OwnerExport, path={"owner": owner},
+                 params={"after": after, "limit": limit})
 
 
 def _request(cls: type[M], query: str | M, owner: str | None, options: Mapping[str, Any]) -> M:

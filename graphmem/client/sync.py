@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import date, datetime
 from types import TracebackType
 from typing import Any, TypeVar
@@ -21,6 +21,7 @@ from graphmem.wire import (
     ContextRequest,
     ContextResult,
     DeleteReport,
+    ExportRecord,
     ExtractionRetry,
     Fact,
     FactHistory,
@@ -36,6 +37,7 @@ from graphmem.wire import (
     ObservationIn,
     Outcome,
     OutcomeReport,
+    OwnerExport,
     OwnerInfo,
     ProfileOp,
     SearchRequest,
@@ -135,6 +137,21 @@ class GraphMem:
     def delete_owner(self, owner: str) -> DeleteReport:
         """Forget everything of an owner; reports what was removed."""
         return self._run(calls.delete_owner(owner))
+
+    def export_owner(self, owner: str, *, after: str = "",
+                     limit: int = 500) -> OwnerExport:
+        """A page of everything stored about ``owner``; the next starts ``after`` its ``next``."""
+        return self._run(calls.export_owner(owner, after, limit))
+
+    def export_all(self, owner: str, *, limit: int = 500) -> Iterator[ExportRecord]:
+        """Every record of ``owner``'s export, page after page (one request a page)."""
+        after = ""
+        while True:
+            page = self.export_owner(owner, after=after, limit=limit)
+            yield from page.records
+            if page.next is None:
+                return
+            after = page.next
 
     def search(self, query: str | SearchRequest, owner: str | None = None,
                **options: Any) -> SearchResult:

@@ -156,6 +156,25 @@ def test_forget_messages_and_search_by_metadata_via_cli(env: None, memory: Memor
         f"{who}-s1-0", f"{who}-s1-3"]
 
 
+def test_export_an_owner_via_cli(env: None, memory: Memory, tenant: str,
+                                 tmp_path: Path) -> None:
+    who = owner()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, metadata={"n": i}))
+                           for i in range(3)])
+    runner = CliRunner()
+    r = runner.invoke(app, ["export", "--owner", who, "--tenant", tenant])
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    messages = [x for x in lines if x["kind"] == "message"]
+    assert [x["properties"]["metadata"] for x in messages] == [{"n": 0}, {"n": 1}, {"n": 2}]
+    out = tmp_path / "export.jsonl"
+    r = runner.invoke(app, ["export", "--owner", who, "--tenant", tenant, "--out", str(out)])
+    assert r.exit_code == 0 and f"{len(lines)} records" in r.stderr
+    assert [json.loads(x) for x in out.read_text().splitlines()] == lines
+    r = runner.invoke(app, ["export", "--owner", owner(), "--tenant", tenant])
+    assert r.exit_code == 1 and "nothing stored" in r.stderr
+
+
 def test_retry_extraction_via_cli(env: None, memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     memory.ingest(tenant, [MessageIn.model_validate(msg(i, who)) for i in range(2)])

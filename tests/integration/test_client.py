@@ -158,6 +158,12 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         session = gm.forget_session("later", owner=o)
         assert (session.kind, session.id, session.owner) == ("session", "later", o)
         assert session.removed.get("messages") == 1
+        page = gm.export_owner(o, limit=1)
+        assert page.owner == o and len(page.records) == 1 and page.next is not None
+        exported = list(gm.export_all(o, limit=3))
+        kept = [r.id for r in exported if r.kind == "message"]
+        assert len(kept) == 2 and f"{o}/m0" in kept
+        assert len({(r.kind, r.id) for r in exported}) == len(exported)
         gone = gm.delete_owner(o)
         assert gone.owner == o and gone.messages == 2
     assert gm.called == set(calls.ENDPOINTS), set(calls.ENDPOINTS) - gm.called
@@ -210,6 +216,8 @@ def test_the_async_client(server: str) -> None:
                 gm.context("the harbour", owner=o))
             with pytest.raises(NotFound):
                 await gm.get_message("missing")
+            exported = [r.id async for r in gm.export_all(o, limit=2) if r.kind == "message"]
+            assert exported == sorted(report.ids)
             assert (await gm.delete_owner(o)).messages == 4
             return list(results)
 

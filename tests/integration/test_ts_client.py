@@ -81,3 +81,4 @@ def test_the_compiled_client_against_the_server(built: str) -> None:
     assert seen["forgotTravel"] == ["messages", 1]  # m2 (m3, travel too, went with its session)
     assert seen["deleted"] == 2
     assert seen["forgot"] == ["session", 1]
+    assert seen["exported"] == [f"message:{o}/m{i}" for i in range(4)]  # pages of 2, id order

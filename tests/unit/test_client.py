@@ -161,6 +161,21 @@ def test_requests_carry_the_key_the_models_and_encoded_ids() -> None:
     with pytest.raises(ValidationError):  # at least one filter, checked before sending
         gm.forget_messages("alice")
 
+    pages = [{"owner": "a/b", "exported_at": "2026-12-05T10:00:00Z", "next": "message:m1",
+              "records": [{"kind": "message", "id": "m1", "properties": {"text": "hi"}}]},
+             {"owner": "a/b", "exported_at": "2026-12-05T10:00:01Z", "next": None,
+              "records": [{"kind": "fact", "id": "f1", "properties": {}, "links": [
+                  {"type": "SUPPORTED_BY", "direction": "out", "kind": "message", "id": "m1"}]}]}]
+    script = Script(*(httpx.Response(200, json=p) for p in pages))
+    with client(script) as gm:
+        got = list(gm.export_all("a/b", limit=1))
+    assert [(r.kind, r.id) for r in got] == [("message", "m1"), ("fact", "f1")]
+    assert got[1].links[0].properties == {}
+    first, second = script.requests
+    assert first.url.raw_path.startswith(b"/v1/owners/a%2Fb/export?")
+    assert first.url.params["after"] == "" and first.url.params["limit"] == "1"
+    assert second.url.params["after"] == "message:m1"
+
 
 def test_the_url_and_key_default_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHMEM_URL", "http://from-env:9000")
@@ -277,6 +292,9 @@ def test_sync_and_async_clients_have_the_same_methods() -> None:
 
     sync, aio = public(GraphMem), public(AsyncGraphMem)
     assert sync.pop("close") and aio.pop("aclose")
+    iterate, aiterate = sync.pop("export_all"), aio.pop("export_all")  # Iterator / AsyncIterator
+    assert iterate.parameters == aiterate.parameters
+    assert inspect.isasyncgenfunction(AsyncGraphMem.export_all)
     assert sync == aio
     assert set(calls.ENDPOINTS) <= set(sync)
     for name in calls.ENDPOINTS:

@@ -46,6 +46,8 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     mem.session_messages.assert_called_once_with("acme", "s1", "alice", 5, 10)
     tm.messages.forget_owner("alice")
     mem.delete_owner.assert_called_once_with("acme", "alice")
+    tm.export("alice", "message:m1", 7)
+    mem.export_owner.assert_called_once_with("acme", "alice", "message:m1", 7)
     tm.messages.forget("m1")
     mem.forget_message.assert_called_once_with("acme", "m1")
     tm.messages.owners("a", 5)

@@ -21,6 +21,8 @@ export type SessionInfo = Schemas["SessionInfo"];
 export type OwnerInfo = Schemas["OwnerInfo"];
 export type IngestReport = Schemas["IngestReport"];
 export type DeleteReport = Schemas["DeleteReport"];
+export type OwnerExport = Schemas["OwnerExport"];
+export type ExportRecord = Schemas["ExportRecord"];
 export type SearchRequest = Schemas["SearchRequest"];
 export type SearchResult = Schemas["SearchResult"];
 export type ContextRequest = Schemas["ContextRequest"];
@@ -160,6 +162,20 @@ export class GraphMem {
   }
   deleteOwner(owner: string): Promise<DeleteReport> {
     return this.send({ method: "DELETE", path: `/v1/owners/${id(owner)}`, retry: true });
+  }
+  /** A page of everything stored about `owner`; pass its `next` as `after` for the next. */
+  exportOwner(owner: string, query: { after?: string; limit?: number } = {}): Promise<OwnerExport> {
+    return this.send({ method: "GET", path: `/v1/owners/${id(owner)}/export`, query, retry: true });
+  }
+  /** Every record of `owner`'s export, page after page. */
+  async *exportAll(owner: string, limit = 500): AsyncGenerator<ExportRecord> {
+    let after = "";
+    for (;;) {
+      const page = await this.exportOwner(owner, { after, limit });
+      yield* page.records;
+      if (page.next == null) return;
+      after = page.next;
+    }
   }
   search(request: SearchRequest): Promise<SearchResult> {
     return this.send({ method: "POST", path: "/v1/search", body: request, retry: true });

@@ -1,7 +1,7 @@
 /**
  * Runs against a live server (GRAPHMEM_URL, GRAPHMEM_API_KEY, GRAPHMEM_OWNER): adds messages,
- * lists owners, lists and reads sessions, searches (also filtered by metadata), forgets a session
- * and the messages with some metadata,
+ * lists owners, lists and reads sessions, searches (also filtered by metadata), exports the owner
+ * page by page, forgets a session and the messages with some metadata,
  * and meets a 404 and a 422. Prints what it saw as one JSON line.
  */
 import { GraphMem, InvalidInput, NotFound, type MessageIn } from "../src/index.js";
@@ -41,6 +41,8 @@ try {
 await gm.addMessages([{ ...turn(3, "Please forget this aside."), session_id: "aside" }]);
 const sessions = await gm.sessions(owner);
 const owners = await gm.owners({ after: owner.slice(0, -1), limit: 200 });
+const exported: string[] = [];
+for await (const record of gm.exportAll(owner, 2)) exported.push(`${record.kind}:${record.id}`);
 const forgot = await gm.forgetSession("aside", owner);
 const forgotTravel = await gm.forgetMessages({ owner, metadata: { topic: "travel" } });
 const gone = await gm.deleteOwner(owner);
@@ -54,4 +56,5 @@ console.log(JSON.stringify({
   forgot: [forgot.kind, forgot.removed?.messages],
   filtered: travel.hits.map((h) => [h.id, h.metadata?.topic]),
   forgotTravel: [forgotTravel.kind, forgotTravel.removed?.messages],
+  exported: exported.filter((x) => x.startsWith("message:")),
 }));

@@ -1,0 +1,172 @@
+"""The export of an owner on the real Neo4j (GET /v1/owners/{owner}/export): everything stored
+about an owner (messages, entities, episodes, facts with their history, runs with their steps,
+cases, clusters, skills), closed under its links, paged without loss or repeat, bound to the
+tenant, each page read through an index in id order; bad input and unknown owners."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from graphmem import cypher as named
+from graphmem.export import KINDS, LEFT_OUT
+from graphmem.facts.models import ObservationIn
+from graphmem.models import MessageIn
+from graphmem.service import Memory
+
+from .conftest import auth
+from .helpers import msg
+from .helpers import owner as new_owner
+from .test_procedural import drain, run
+
+
+def _records(api: TestClient, who: str, limit: int, key: str = "key-a") -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    after = ""
+    while True:
+        r = api.get(f"/v1/owners/{who}/export", params={"after": after, "limit": limit},
+                    headers=auth(key))
+        assert r.status_code == 200, r.text
+        page = r.json()
+        assert page["owner"] == who and len(page["records"]) <= limit
+        out += page["records"]
+        if page["next"] is None:
+            return out
+        after = page["next"]
+
+
+def _fill(api: TestClient, memory: Memory, who: str) -> list[dict[str, Any]]:
+    """Two formed sessions with metadata, a fact revised once, and three agent runs formed into
+    cases and a skill."""
+    messages = [msg(i, who, session=s, text=f"Turn {i} of {s}: Ana flies to Porto on Friday.",
+                    metadata={"channel": s, "n": i})
+                for s in ("s1", "s2") for i in range(3)]
+    assert api.post("/v1/messages", json={"messages": messages},
+                    headers=auth()).status_code == 201
+    for s in ("s1", "s2"):
+        memory.former.form("tenant-a", who, s)
+    memory.facts.observe("tenant-a", [ObservationIn.model_validate({
+        "owner": who, "subject": who, "type": "home", "content": "lives in Lisbon",
+        "cardinality": "single", "valid_from": "2024-01-01T00:00:00Z",
+        "sources": [messages[0]["id"]]})])
+    memory.facts.observe("tenant-a", [ObservationIn.model_validate({
+        "owner": who, "subject": who, "type": "home", "content": "lives in Porto",
+        "cardinality": "single", "valid_from": "2024-06-01T00:00:00Z",
+        "sources": [messages[1]["id"]]})])
+    good = ["get_order", "cancel_order"]
+    batch = [run(who, 1, "success", good), run(who, 2, "success", good),
+             run(who, 3, "failure", ["get_order", "refund_order"])]
+    assert api.post("/v1/traces", json={"traces": batch}, headers=auth()).status_code == 201
+    drain(memory, "tenant-a")
+    return messages
+
+
+def test_an_owners_export_holds_everything_closed_under_its_links(api: TestClient,
+                                                                  memory: Memory) -> None:
+    who = new_owner()
+    messages = _fill(api, memory, who)
+    records = _records(api, who, limit=7)
+    assert records == _records(api, who, limit=1000)  # pages lose and repeat nothing
+    keys = [(r["kind"], r["id"]) for r in records]
+    assert keys == sorted(keys, key=lambda k: (KINDS.index(k[0]), k[1]))  # export order
+    assert len(set(keys)) == len(keys)
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_kind.setdefault(r["kind"], []).append(r)
+    assert set(by_kind) == set(KINDS)
+    # messages as sent: text, metadata decoded, event time in UTC; nothing of the indexes
+    sent = {m["id"]: m for m in messages}
+    assert {r["id"] for r in by_kind["message"]} == set(sent)
+    for r in by_kind["message"]:
+        p = r["properties"]
+        assert p["text"] == sent[r["id"]]["text"] and p["metadata"] == sent[r["id"]]["metadata"]
+        assert p["timestamp"].endswith("Z") and p["owner"] == who
+    for r in records:
+        assert not LEFT_OUT & set(r["properties"]), r
+        assert not any(k.endswith("_json") for k in r["properties"])
+    # the fact's history: both versions, the later one SUPERSEDES the first, with its reason
+    facts = {r["properties"]["content"]: r for r in by_kind["fact"]}
+    first, later = facts["lives in Lisbon"], facts["lives in Porto"]
+    assert first["properties"]["valid_to"] == "2024-06-01T00:00:00Z"
+    sup = [x for x in later["links"] if x["type"] == "SUPERSEDES"]
+    assert [(x["kind"], x["id"]) for x in sup] == [("fact", first["id"])]
+    assert sup[0]["properties"]["reason"]
+    assert ("SUPPORTED_BY", "message", messages[1]["id"]) in {
+        (x["type"], x["kind"], x["id"]) for x in later["links"]}
+    # runs: every step with its trace; cases with their cluster; the skill's support
+    assert len(by_kind["trace"]) == 3
+    assert all(any(x["type"] == "HAS_STEP" and x["direction"] == "in" for x in s["links"])
+               for s in by_kind["step"])
+    supports = [x for c in by_kind["case"] for x in c["links"] if x["type"] == "SUPPORTED_BY"]
+    assert len(supports) >= 2 and all(x["kind"] == "skill" for x in supports)
+    assert isinstance(by_kind["skill"][0]["properties"]["steps"], list)
+    # every link leads to a record of the same export
+    for r in records:
+        for x in r["links"]:
+            assert (x["kind"], x["id"]) in set(keys), (r["kind"], r["id"], x)
+
+
+def test_an_export_is_bound_to_the_tenant(api: TestClient, memory: Memory) -> None:
+    who = new_owner()
+    assert api.post("/v1/messages", json={"messages": [msg(0, who, text="tenant a's turn")]},
+                    headers=auth()).status_code == 201
+    r = api.get(f"/v1/owners/{who}/export", headers=auth("key-b"))
+    assert r.status_code == 404 and r.headers["content-type"] == "application/problem+json"
+    theirs = {"messages": [msg(0, who, text="tenant b's turn", id="b-only")]}
+    assert api.post("/v1/messages", json=theirs, headers=auth("key-b")).status_code == 201
+    texts = [x["properties"]["text"] for x in _records(api, who, 10, key="key-b")
+             if x["kind"] == "message"]
+    assert texts == ["tenant b's turn"]
+    assert [x["id"] for x in _records(api, who, 10) if x["kind"] == "message"] == [
+        f"{who}-s1-0"]
+
+
+def test_export_bad_input_and_unknown_owners(api: TestClient, memory: Memory) -> None:
+    who = f"team/{new_owner()}"  # a name holding "/"
+    assert api.post("/v1/messages", json={"messages": [msg(0, who)]},
+                    headers=auth()).status_code == 201
+    path = f"/v1/owners/{who.replace('/', '%2F')}/export"
+    assert api.get(path, headers=auth()).json()["records"][0]["properties"]["owner"] == who
+    for params, field in (({"after": "bogus"}, "after"), ({"limit": 0}, "limit"),
+                          ({"limit": 1001}, "limit")):
+        r = api.get(path, params=params, headers=auth())
+        assert r.status_code == 422 and r.json()["field"] == field, r.text
+    last = api.get(path, params={"after": "skill:~"}, headers=auth()).json()
+    assert (last["records"], last["next"]) == ([], None)  # past the end: empty, not a 404
+    assert api.get(f"/v1/owners/{new_owner()}/export", headers=auth()).status_code == 404
+    assert api.delete(path.removesuffix("/export"), headers=auth()).status_code == 200
+    assert api.get(path, headers=auth()).status_code == 404  # forgotten: nothing to export
+    assert api.get(path, headers={}).status_code == 401
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_export_page_reads_its_own_size(memory: Memory, kind: str) -> None:
+    """Each kind's read seeks the (tenant, owner, id) index from the cursor and stops at the
+    page's limit: no sort of the owner's nodes, no label scan."""
+    query = named.load(f"queries/export/{kind}")
+    params: dict[str, Any] = dict.fromkeys(re.findall(r"\$(\w+)", query))
+    params.update(tenant="t", owner="o", after="", limit=10)
+    with memory.store._driver.session(database=memory.settings.neo4j_database) as session:
+        plan = session.run("EXPLAIN " + query, params).consume().plan
+    ops = _operators(plan)
+    assert "Limit" in ops and not {"Sort", "Top", "PartialSort", "PartialTop"} & set(ops), ops
+    assert not [op for op in ops if "Scan" in op], ops
+
+
+def _operators(plan: Any) -> list[str]:
+    return [plan["operatorType"].split("@")[0],
+            *(op for child in plan.get("children", []) for op in _operators(child))]
+
+
+def test_the_facade_walks_every_page(memory: Memory) -> None:
+    who = new_owner()
+    tm = memory.for_tenant("tenant-a")
+    tm.messages.ingest([MessageIn.model_validate(msg(i, who)) for i in range(5)])
+    got = [r.id for r in tm.export_all(who, limit=2) if r.kind == "message"]
+    assert got == sorted(f"{who}-s1-{i}" for i in range(5))
+    page = tm.export(who, limit=2)
+    assert page.next == f"message:{who}-s1-1" and page.exported_at <= datetime.now(UTC)

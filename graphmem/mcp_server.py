@@ -93,8 +93,9 @@ ANY_ID = ResourceSecurity(exempt_params={"session_id", "owner", "fact_id"})  # i
 Owner = Annotated[str, Field(min_length=1, description="Whose memory, e.g. 'alice'")]
 When = Annotated[UtcDatetime | None, Field(
     description="ISO 8601 with an offset, e.g. 2026-03-12T14:05:00Z")]
-METADATA_HINT = ("Only messages whose metadata has, for every key, this value or one of those "
-                 "listed, e.g. {\"channel\": \"slack\"}")
+METADATA_HINT = ("Only messages whose metadata has, for every key, this value, one of those "
+                 "listed, or what operators ask (eq, ne, in, nin, gt, gte, lt, lte, exists), "
+                 "e.g. {\"channel\": \"slack\", \"priority\": {\"gte\": 2}}")
 
 
 def describe(exc: GraphMemError | ValidationError) -> str:

@@ -119,34 +119,73 @@ NAME = r"^[^\x00-\x1f\x7f]+$"
 """Ids and names: no control characters (they would blur field boundaries in derived ids)."""
 
 MAX_FILTER_VALUES = 100
+OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "exists")
+"""A filter value may be an object of these (every one given must hold): ``eq`` / ``ne`` a value,
+``in`` / ``nin`` a list, ``gt`` / ``gte`` / ``lt`` / ``lte`` a number, ``exists`` a boolean."""
 
 
-def _filter_value(value: Any) -> Any:
-    """One accepted value or a list of 1-100 of them, each a scalar (a finite number)."""
-    values = value if isinstance(value, list) else [value]
+def _scalars(values: list[Any]) -> None:
     if not 1 <= len(values) <= MAX_FILTER_VALUES:
         raise ValueError(f"one value, or a list of 1 to {MAX_FILTER_VALUES} values")
     for v in values:
         if v is not None and not isinstance(v, str | int | float | bool):
             raise ValueError("a string, number, boolean or null, or a list of them")
         _finite(v)
+
+
+def _operators(ops: dict[str, Any]) -> None:
+    """An operator object: known operators, each with the value it takes."""
+    unknown = sorted(set(ops) - set(OPERATORS))
+    if not ops or unknown:
+        raise ValueError(f"operators are {', '.join(OPERATORS)}; got {unknown or 'none'}")
+    for op, v in ops.items():
+        if op in ("eq", "ne"):
+            _scalars([v])
+        elif op in ("in", "nin"):
+            if not isinstance(v, list):
+                raise ValueError(f"{op} takes a list of values")
+            _scalars(v)
+        elif op == "exists":
+            if not isinstance(v, bool):
+                raise ValueError("exists takes true or false")
+        elif isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise ValueError(f"{op} takes a finite number")
+    for a, b in (("eq", "in"), ("gt", "gte"), ("lt", "lte")):
+        if a in ops and b in ops:
+            raise ValueError(f"give {a} or {b}, not both")
+
+
+def _filter_value(value: Any) -> Any:
+    """One accepted value, a list of 1-100 of them (each a scalar, a finite number), or an
+    object of operators (`OPERATORS`)."""
+    if isinstance(value, dict):
+        _operators(value)
+    else:
+        _scalars(value if isinstance(value, list) else [value])
     return value
 
 
 _SCALAR_SCHEMA: dict[str, Any] = {"anyOf": [
     {"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}]}
+_LIST_SCHEMA: dict[str, Any] = {"type": "array", "items": _SCALAR_SCHEMA, "minItems": 1,
+                                "maxItems": MAX_FILTER_VALUES}
 FilterValue = Annotated[
     Any, AfterValidator(_filter_value),
-    WithJsonSchema({"anyOf": [*_SCALAR_SCHEMA["anyOf"], {
-        "type": "array", "items": _SCALAR_SCHEMA, "minItems": 1,
-        "maxItems": MAX_FILTER_VALUES}]})]
+    WithJsonSchema({"anyOf": [*_SCALAR_SCHEMA["anyOf"], _LIST_SCHEMA, {
+        "type": "object", "additionalProperties": False, "minProperties": 1,
+        "properties": {"eq": _SCALAR_SCHEMA, "ne": _SCALAR_SCHEMA, "in": _LIST_SCHEMA,
+                       "nin": _LIST_SCHEMA, "gt": {"type": "number"}, "gte": {"type": "number"},
+                       "lt": {"type": "number"}, "lte": {"type": "number"},
+                       "exists": {"type": "boolean"}}}]})]
 MetadataFilter = Annotated[
     dict[Annotated[str, Field(min_length=1, max_length=200)], FilterValue],
     Field(min_length=1, max_length=16)]
-"""Messages whose metadata holds, for every key, the value given or one of the values listed
-(`graphmem.metadata`)."""
-METADATA_FILTER = ("Only messages whose metadata has, for every key, this value (or one of the "
-                   "values listed): {\"channel\": \"slack\", \"priority\": [1, 2]}. Neighbours "
+"""Messages whose metadata holds, for every key, the value given, one of the values listed, or
+what an object of operators asks (`graphmem.metadata`)."""
+METADATA_FILTER = ("Only messages whose metadata has, for every key, this value, one of the "
+                   "values listed, or what an object of operators asks: {\"channel\": \"slack\", "
+                   "\"priority\": [1, 2], \"score\": {\"gte\": 0.5}, \"spam\": {\"exists\": "
+                   "false}} (eq, ne, in, nin, gt, gte, lt, lte on numbers, exists). Neighbours "
                    "brought by expansion must match too. Up to 16 keys, 100 values each; 1 and "
                    "1.0 are the same number, true is not 1")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shlex
 import sys
@@ -316,7 +317,8 @@ def search(
     method: str = "rrf_expand",
     meta: Annotated[list[str] | None, typer.Option(
         "--meta", help="KEY=VALUE: only messages with this metadata (VALUE read as JSON when it "
-        "parses: 2, true; else text); a key given twice accepts either value")] = None,
+        "parses: 2, true; else text); a key given twice accepts either value; also KEY!=VALUE, "
+        "KEY>N, KEY>=N, KEY<N, KEY<=N")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON")] = False,
 ) -> None:
     """Search an owner's memory and print the rendered context."""
@@ -328,21 +330,39 @@ def search(
     typer.echo(result.model_dump_json(indent=2) if as_json else result.context)
 
 
+COMPARISONS = {">=": "gte", "<=": "lte", "!=": "ne", ">": "gt", "<": "lt"}
+_OPTION = re.compile(r"^([^<>!=]+)(>=|<=|!=|>|<|=)(.*)$", re.DOTALL)
+
+
 def metadata_filter(options: list[str]) -> dict[str, Any]:
-    """``--meta KEY=VALUE`` options as a metadata filter: a key given twice accepts either."""
-    out: dict[str, list[Any]] = {}
+    """``--meta`` options as a metadata filter: ``KEY=VALUE`` (a key given twice accepts
+    either), ``KEY!=VALUE``, ``KEY>N``, ``KEY>=N``, ``KEY<N``, ``KEY<=N`` (the operators ne, gt,
+    gte, lt, lte; a key's operators all hold). A value is read as JSON when it parses."""
+    values: dict[str, list[Any]] = {}
+    ops: dict[str, dict[str, Any]] = {}
     for option in options:
-        key, sep, text = option.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"{option!r} is not KEY=VALUE", param_hint="--meta")
+        found = _OPTION.match(option)
+        if not found:
+            raise typer.BadParameter(f"{option!r} is not KEY=VALUE (or KEY>=N, KEY!=VALUE, "
+                                     "...)", param_hint="--meta")
+        key, op, text = found.groups()
         try:
             value = json.loads(text)
         except ValueError:
             value = text
         if isinstance(value, dict | list):
             value = text
-        out.setdefault(key, []).append(value)
-    return {k: vs[0] if len(vs) == 1 else vs for k, vs in out.items()}
+        if op == "=":
+            values.setdefault(key, []).append(value)
+        else:
+            ops.setdefault(key, {})[COMPARISONS[op]] = value
+    out: dict[str, Any] = {k: vs[0] if len(vs) == 1 else vs for k, vs in values.items()}
+    for key, asked in ops.items():
+        if key in values:
+            raise typer.BadParameter(f"{key}: give values (=) or comparisons, not both",
+                                     param_hint="--meta")
+        out[key] = asked
+    return out
 
 
 def _valid(model: type[M], values: dict[str, Any]) -> M:

@@ -60,7 +60,7 @@ class Filters:
     """A metadata filter as `graphmem.metadata.condition` encodes it."""
 
     def params(self) -> dict[str, Any]:
-        metadata = [list(accepted) for accepted in self.metadata] if self.metadata else None
+        metadata = [c.param() for c in self.metadata] if self.metadata else None
         return {"session_id": self.session_id, "time_from": self.time_from,
                 "time_to": self.time_to, "metadata": metadata}
 
@@ -241,11 +241,13 @@ class TenantStore(TenantBound):
 
     def _exact_vector(self, k: int, params: dict[str, Any]) -> list[tuple[str, float]]:
         """The exact scan of the owner's sentences: the k best messages. With a metadata
-        filter, only the sentences of the messages the metadata index names (at most
-        `MAX_METADATA_MESSAGES`), rather than every sentence of the owner."""
+        filter that names values (a value, a list, ``eq``, ``in``), only the sentences of the
+        messages the metadata index names for them (at most `MAX_METADATA_MESSAGES`), rather
+        than every sentence of the owner; a filter of ranges, ``ne`` or ``exists`` alone
+        scans the owner's sentences, checking it on each."""
         cond = params.get("metadata")
-        if cond and sum(len(accepted) for accepted in cond) <= MAX_TOKEN_CLAUSES:
-            query = metadata.token_query(self.tenant, params["owner"], cond)
+        if cond and sum(len(c["any"] or ()) for c in cond) <= MAX_TOKEN_CLAUSES and (
+                query := metadata.token_query(self.tenant, params["owner"], cond)):
             return _pairs(self._run_plain("queries/vector_search_metadata", k=k, tokens=query,
                                           limit=MAX_METADATA_MESSAGES, **params))
         return _pairs(self._run_plain("queries/vector_search_exact", k=k, **params))

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from graphmem.metadata import condition
+from graphmem.metadata import condition, matches
+from graphmem.metadata import pairs as pairs_of
 from graphmem.metadata import tokens as tokens_of
 from graphmem.models import ContextRequest, MessageIn, SearchRequest
 from graphmem.service import Memory
@@ -165,6 +166,8 @@ def test_bad_filters_are_a_422_naming_the_field(api: TestClient) -> None:
         ({"metadata": {"channel": []}}, "metadata.channel"),
         ({"metadata": {f"k{i}": 1 for i in range(17)}}, "metadata"),
         ({"metadata": {"channel": "slack"}, "units": "episodes"}, "metadata"),
+        ({"metadata": {"priority": {"gte": "2"}}}, "metadata.priority"),
+        ({"metadata": {"priority": {"above": 2}}}, "metadata.priority"),
     ]:
         r = api.post("/v1/search", json={"query": "q", "owner": who, **body}, headers=auth())
         assert r.status_code == 422, body
@@ -184,6 +187,9 @@ def test_search_over_http_filters_and_returns_metadata(api: TestClient) -> None:
     assert r.status_code == 200
     hits = r.json()["hits"]
     assert hits and all(h["metadata"] == {"channel": "email"} for h in hits)
+    r = api.post("/v1/search", json={"query": "glacier hike", "owner": who, "k": 6,
+                                     "metadata": {"channel": {"ne": "email"}}}, headers=auth())
+    assert {h["metadata"]["channel"] for h in r.json()["hits"]} == {"slack"}
     assert api.delete(f"/v1/owners/{who}", headers=auth()).status_code == 200
 
 
@@ -267,3 +273,52 @@ def test_random_filters_find_what_the_exact_scan_finds(memory: Memory, tenant: s
                                                  for k, vs in wanted.items())}
         assert {i for i, _ in got} <= matching
         assert len(got) == min(10, len(matching)), wanted
+
+
+def _random_ops(rng: random.Random) -> dict[str, Any]:
+    """A random operator object over the values of `test_operators_...`'s metadata."""
+    shape = rng.randrange(5)
+    if shape == 0:
+        return {"gte": rng.choice([-1, 0, 1.5, 2]), "lt": rng.choice([2, 3.5, 5])}
+    if shape == 1:
+        return {rng.choice(["gt", "lte"]): rng.choice([0, 1, 2.5, 4])}
+    if shape == 2:
+        return {"nin": rng.sample(["x", "y", "z", 1, None], 2)}
+    if shape == 3:
+        return {"exists": rng.random() < 0.5}
+    return {"ne": rng.choice(["x", 2, True, None])}
+
+
+def test_operators_pass_in_cypher_what_they_pass_in_python(memory: Memory,
+                                                           tenant: str) -> None:
+    """Random metadata on 150 messages (numbers, strings, booleans, nulls, keys left out) and 30
+    random filters of operators (ranges, ne, nin, exists, mixed with values): the store's check
+    passes exactly the messages `metadata.matches` passes, and the vector and fulltext lists
+    return only those (the vector list its k of them, whichever way it found them)."""
+    rng = random.Random(5)
+    who = owner()
+    rows = []
+    for i in range(150):
+        meta: dict[str, Any] = {"n": rng.choice([0, 1, 1.5, 2, 3, 4.25, -1, "2", True, None]),
+                                "s": rng.choice(["x", "y", "z", 1, None])}
+        if rng.random() < 0.3:
+            del meta[rng.choice(["n", "s"])]
+        rows.append(msg(i, who, text=f"Note {i} on {TOPICS[i % len(TOPICS)]}.", metadata=meta))
+    memory.ingest(tenant, [MessageIn.model_validate(r) for r in rows])
+    store = memory.store.tenant(tenant)
+    ids = [r["id"] for r in rows]
+    stored = {r["id"]: pairs_of(r["metadata"]) for r in rows}
+    for n in range(30):
+        wanted: dict[str, Any] = {"n": _random_ops(rng)}
+        if rng.random() < 0.5:
+            wanted["s"] = _random_ops(rng) if rng.random() < 0.5 else rng.sample(["x", "y"], 1)
+        SearchRequest(query="q", owner=who, metadata=wanted)  # the API accepts it
+        cond = condition(wanted)
+        filters = Filters(metadata=cond)
+        expected = {i for i in ids if matches(stored[i], cond)}
+        assert store.matching(ids, filters) == expected, wanted
+        vector = memory.embedder.embed([TOPICS[n % len(TOPICS)]])[0]
+        got = {i for i, _ in store.vector_search(who, vector, 10, 4, filters)}
+        assert got <= expected and len(got) == min(10, len(expected)), wanted
+        text = store.fulltext_search(who, "note", 10, 4, filters)
+        assert {i for i, _ in text} <= expected, wanted

@@ -18,8 +18,15 @@ CALL (found) {
      AND ($session_id IS NULL OR h.m.session_id = $session_id)
      AND ($time_from IS NULL OR h.m.timestamp >= $time_from)
      AND ($time_to IS NULL OR h.m.timestamp < $time_to)
-     AND ($metadata IS NULL OR all(accepted IN $metadata
-          WHERE any(p IN accepted WHERE p IN h.m.metadata_pairs)))
+     AND ($metadata IS NULL OR all(c IN $metadata WHERE
+           (c.any IS NULL OR any(p IN c.any WHERE p IN h.m.metadata_pairs))
+           AND none(p IN c.none WHERE p IN coalesce(h.m.metadata_pairs, []))
+           AND (c.has IS NULL
+                OR c.has = any(p IN coalesce(h.m.metadata_pairs, []) WHERE p STARTS WITH c.prefix))
+           AND (c.low IS NULL AND c.high IS NULL
+                OR any(v IN [p IN coalesce(h.m.metadata_pairs, []) WHERE p STARTS WITH c.prefix
+                             | toFloat(substring(p, size(c.prefix), size(p) - size(c.prefix) - 1))]
+                       WHERE (c.low IS NULL OR v >= c.low) AND (c.high IS NULL OR v <= c.high)))))
   LIMIT $k
   RETURN collect({id: h.m.id, score: h.score}) AS hits
 }

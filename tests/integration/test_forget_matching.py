@@ -120,6 +120,24 @@ def test_session_and_time_filters_narrow_it(memory: Memory, tenant: str,
     assert [s.session_id for s in tm.messages.sessions(who)] == ["s1"]
 
 
+def test_operators_choose_what_goes(memory: Memory, tenant: str, cypher: Any) -> None:
+    """A filter of operators forgets what it passes: turns of s1 with a turn number of 3 or more
+    (a range), then everything not from gmail (ne; turns without the key would pass too)."""
+    who = owner()
+    rows = [msg(i, who, session=s, metadata={"source": "gmail" if i % 2 else "chat", "turn": i})
+            for s in ("s1", "s2") for i in range(6)]
+    memory.ingest(tenant, [MessageIn.model_validate(m) for m in rows])
+    tm = memory.for_tenant(tenant)
+    late = tm.messages.forget_matching(ForgetMessages.model_validate(
+        {"owner": who, "session_id": "s1", "metadata": {"turn": {"gte": 3}}}))
+    assert late.removed["messages"] == 3
+    assert _chain(cypher, tenant, who, "s1") == [f"{who}-s1-{i}" for i in (0, 1, 2)]
+    chat = tm.messages.forget_matching(ForgetMessages.model_validate(
+        {"owner": who, "metadata": {"source": {"ne": "gmail"}}}))
+    assert chat.removed["messages"] == 5  # s1-0, s1-2, s2-0, s2-2, s2-4
+    assert _chain(cypher, tenant, who, "s2") == [f"{who}-s2-{i}" for i in (1, 3, 5)]
+
+
 def test_more_than_the_bound_is_refused_whole(api: TestClient, memory: Memory, cypher: Any,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     who, t = owner(), "tenant-a"

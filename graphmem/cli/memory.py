@@ -273,22 +273,52 @@ def _ingest_traces(file: Path, tenant: str, batch: int) -> None:
                "and skills form in the background (graphmem worker, or serve --worker)")
 
 
+def _ingest_export(file: Path, tenant: str, batch: int) -> None:
+    """The messages and runs of an export (`graphmem export`) stored again, in this tenant."""
+    from graphmem import export
+    from graphmem.datasets import jsonl
+    from graphmem.service import Memory
+
+    _checked(file, partial(jsonl.parse_as, export.ExportRecord))
+    records = [r for rs in jsonl.read_with(partial(jsonl.parse_as, export.ExportRecord), file,
+                                           10_000) for r in rs]
+    messages, traces = export.messages_of(records), export.traces_of(records)
+    skipped = sum(1 for r in records if r.kind not in export.STORED_AGAIN)
+    mem = Memory.open(Settings())
+    try:
+        tm = mem.for_tenant(tenant)
+        created = sum(r.created for r in tm.messages.ingest_many(
+            messages[i:i + batch] for i in range(0, len(messages), batch)))
+        runs = sum(tm.traces.ingest(traces[i:i + MAX_TRACES]).created
+                   for i in range(0, len(traces), MAX_TRACES))
+    finally:
+        mem.close()
+    typer.echo(f"{len(messages)} messages ({created} new) and {len(traces)} runs ({runs} new) "
+               f"stored; {skipped} records formed from them (or facts) not stored: the jobs "
+               "form episodes, entities, cases and skills again; record facts again through "
+               "/v1/observations")
+
+
 def ingest(
     file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)],
     tenant: Tenant = "default",
-    format: Annotated[str, typer.Option(help="jsonl | locomo | traces")] = "jsonl",
+    format: Annotated[str, typer.Option(help="jsonl | locomo | traces | export")] = "jsonl",
     batch: int = 200,
 ) -> None:
     """Store the messages of FILE (JSON lines of messages, or a LoCoMo file), or with --format
     traces the runs of an agent (JSON lines, one run per line, with the fields of POST
-    /v1/traces). A malformed line is reported as FILE:LINE: reason (exit 2) before anything is
-    stored."""
-    if format not in ("jsonl", "locomo", "traces"):
-        raise typer.BadParameter(f"jsonl, locomo or traces, not {format!r}",
+    /v1/traces), or with --format export the messages and runs of an owner's export
+    (`graphmem export`). A malformed line is reported as FILE:LINE: reason (exit 2) before
+    anything is stored."""
+    if format not in ("jsonl", "locomo", "traces", "export"):
+        raise typer.BadParameter(f"jsonl, locomo, traces or export, not {format!r}",
                                  param_hint="--format")
     try:
         if format == "traces":
             _ingest_traces(file, tenant, batch)
+            return
+        if format == "export":
+            _ingest_export(file, tenant, batch)
             return
         total, batches = _batches(file, format, batch)
         from graphmem.service import Memory

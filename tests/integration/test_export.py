@@ -6,13 +6,17 @@ tenant, each page read through an index in id order; bad input and unknown owner
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
 from graphmem import cypher as named
+from graphmem.cli import app
 from graphmem.export import KINDS, LEFT_OUT
 from graphmem.facts.models import ObservationIn
 from graphmem.models import MessageIn
@@ -170,3 +174,41 @@ def test_the_facade_walks_every_page(memory: Memory) -> None:
     assert got == sorted(f"{who}-s1-{i}" for i in range(5))
     page = tm.export(who, limit=2)
     assert page.next == f"message:{who}-s1-1" and page.exported_at <= datetime.now(UTC)
+
+
+def test_an_export_stored_again_in_another_tenant_gives_the_same_messages_and_runs(
+        api: TestClient, memory: Memory, env: None, tmp_path: Path) -> None:
+    """`graphmem export`, then `graphmem ingest --format export` into another tenant: the same
+    messages and runs (their steps to the property), the rest formed again by the jobs; a
+    second import stores nothing new."""
+    who = new_owner()
+    _fill(api, memory, who)
+    runner = CliRunner()
+    out = tmp_path / "export.jsonl"
+    r = runner.invoke(app, ["export", "--owner", who, "--tenant", "tenant-a", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    target = f"t-{uuid.uuid4().hex[:10]}"
+    r = runner.invoke(app, ["ingest", str(out), "--format", "export", "--tenant", target])
+    assert r.exit_code == 0, r.output
+    assert "6 messages (6 new) and 3 runs (3 new)" in r.stdout
+    drain(memory, target)
+    before = _records(api, who, 1000)
+    after = list(memory.for_tenant(target).export_all(who))
+    sent_again = {"recorded_at", "batch", "batch_index", "content_hash"}  # how it came in
+
+    def same(kind: str, records: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+        return sorted((r["id"], {k: v for k, v in r["properties"].items() if k not in sent_again})
+                      for r in (x if isinstance(x, dict) else x.model_dump(mode="json")
+                                for x in records) if r["kind"] == kind)
+
+    after_json = [r.model_dump(mode="json") for r in after]
+    for kind in ("message", "trace", "step"):
+        assert same(kind, after_json) == same(kind, before), kind
+    kinds = {r.kind for r in after}
+    assert {"episode", "entity", "case", "skill"} <= kinds and "fact" not in kinds
+    r = runner.invoke(app, ["ingest", str(out), "--format", "export", "--tenant", target])
+    assert r.exit_code == 0 and "6 messages (0 new) and 3 runs (0 new)" in r.stdout, r.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(out.read_text().splitlines()[0] + "\n{\"kind\": \"nothing\"}\n")
+    r = runner.invoke(app, ["ingest", str(bad), "--format", "export", "--tenant", target])
+    assert r.exit_code == 2 and ":2:" in r.stderr

@@ -13,7 +13,10 @@ from hypothesis import strategies as st
 
 from graphmem import export
 from graphmem.errors import InvalidInput
-from graphmem.export import KINDS, ExportKind
+from graphmem.export import KINDS, ExportKind, ExportRecord
+from graphmem.models import MessageIn
+from graphmem.procedural.models import TraceIn
+from graphmem.procedural.steps import trace_steps
 
 IDS = st.text(st.sampled_from("ab:/%é1"), min_size=1, max_size=6)
 NOW = datetime(2026, 12, 5, tzinfo=UTC)
@@ -111,3 +114,74 @@ def test_a_page_reads_on_from_its_cursors_kind() -> None:
     assert page.next is None and page.exported_at == NOW
     assert read.reads[0] == ("episode", "e000", 10)
     assert [k for k, _, _ in read.reads] == list(KINDS[2:])
+
+
+def _as_exported(trace: TraceIn) -> list[ExportRecord]:
+    """A run as its export holds it: the trace and its steps (as the store keeps them)."""
+    steps = trace_steps(trace)
+    props = {"id": trace.id, "owner": trace.owner, "started_at": "2026-03-01T10:00:00Z",
+             "outcome": trace.outcome, "conditions": trace.conditions, "score": trace.score}
+    return [ExportRecord(kind="trace", id=str(trace.id), properties=props)] + [
+        ExportRecord(kind="step", id=f"{trace.id}#{s.index}", properties={
+            **s.model_dump(mode="json", exclude_none=True), "trace_id": trace.id})
+        for s in reversed(steps)]  # any order: the index orders them
+
+
+def _call(cid: str | None, name: str, args: Any) -> dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+RUNS: list[list[dict[str, Any]]] = [
+    [  # OpenAI: text and calls in one message, results, an error, a timestamp
+        {"role": "system", "content": "You book flights."},
+        {"role": "user", "content": "Cancel booking ABC", "timestamp": "2026-03-01T10:00:00Z"},
+        {"role": "assistant", "content": "Looking it up.", "tool_calls": [
+            _call("c1", "get_booking", '{"id": "ABC"}'), _call("c2", "get_user", {"u": 1})]},
+        {"role": "tool", "tool_call_id": "c1", "content": "{\"status\": \"open\"}"},
+        {"role": "tool", "tool_call_id": "c2", "content": "Error: user not found"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            _call("c3", "cancel_booking", "not json")]},
+        {"role": "tool", "tool_call_id": "c3", "name": "cancel_booking", "content": "done"},
+        {"role": "assistant", "content": "Cancelled."}],
+    [  # Anthropic: tool_use blocks, results with is_error, text beside results
+        {"role": "user", "content": "Restore staging"},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "On it."},
+            {"type": "tool_use", "id": "t1", "name": "restore", "input": {"env": "staging"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": True},
+            {"type": "text", "text": "and check health"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t2", "name": "check_health", "input": {}}]}],
+    [  # Gemini: calls and responses without ids
+        {"role": "user", "parts": [{"text": "Weather in Porto?"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {"c": "Porto"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "weather",
+                                                         "response": {"t": 21}}}]},
+        {"role": "model", "parts": [{"text": "21 degrees."}]}],
+]
+
+
+@pytest.mark.parametrize("messages", RUNS)
+def test_an_exported_run_reads_back_into_the_same_steps(messages: list[dict[str, Any]]) -> None:
+    sent = TraceIn.model_validate({"id": "r1", "owner": "bot", "outcome": "success",
+                                   "started_at": "2026-03-01T10:00:00Z", "messages": messages,
+                                   "conditions": {"model": "m"}, "score": 1.0})
+    back = export.traces_of(_as_exported(sent))
+    assert len(back) == 1 and len(back[0].messages) <= len(messages)
+    assert trace_steps(back[0]) == trace_steps(sent)
+    assert (back[0].id, back[0].owner, back[0].outcome, back[0].conditions, back[0].score) == (
+        "r1", "bot", "success", {"model": "m"}, 1.0)
+
+
+def test_exported_messages_are_sent_again_as_they_were() -> None:
+    sent = MessageIn.model_validate({"id": "m/1", "owner": "alice", "session_id": "s",
+                                     "speaker": "alice", "role": "user", "text": "hi",
+                                     "timestamp": "2026-03-12T14:05:00+01:00",
+                                     "metadata": {"a": [1][0], "b": None}})
+    stored = {**sent.model_dump(mode="json"), "recorded_at": "2026-12-05T10:00:00Z",
+              "batch": "x", "content_hash": "h"}
+    rec = export.record("message", {"id": "m/1", "properties": {
+        **stored, "metadata_json": '{"a": 1, "b": null}', "metadata": None}, "links": []})
+    assert export.messages_of([rec, export.record("entity", {
+        "id": "alice", "properties": {"name": "alice"}, "links": []})]) == [sent]

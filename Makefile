@@ -52,7 +52,7 @@ integration: setup
 NEO4J_2026 ?= 2026.08.1
 NEO4J_5 ?= 5.26.30
 LINE_TESTS := schema search windows episode_search facts procedural access vector_filters forget \
-	metadata_filter forget_matching
+	metadata_filter forget_matching export
 integration-2026: setup
 	GRAPHMEM_TEST_NEO4J_VERSION=$(NEO4J_2026) HF_HUB_OFFLINE=1 $(BIN)/pytest -q \
 		$(LINE_TESTS:%=tests/integration/test_%.py)

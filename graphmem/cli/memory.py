@@ -9,7 +9,7 @@ import re
 import secrets
 import shlex
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from enum import StrEnum
 from functools import partial
@@ -274,29 +274,39 @@ def _ingest_traces(file: Path, tenant: str, batch: int) -> None:
 
 
 def _ingest_export(file: Path, tenant: str, batch: int) -> None:
-    """The messages and runs of an export (`graphmem export`) stored again, in this tenant."""
+    """The messages and runs of an export (`graphmem export`) stored again, in this tenant: the
+    messages as they are read, batch by batch; the runs (their steps come later in the file)
+    once it is read."""
     from graphmem import export
     from graphmem.datasets import jsonl
     from graphmem.service import Memory
 
-    _checked(file, partial(jsonl.parse_as, export.ExportRecord))
-    records = [r for rs in jsonl.read_with(partial(jsonl.parse_as, export.ExportRecord), file,
-                                           10_000) for r in rs]
-    messages, traces = export.messages_of(records), export.traces_of(records)
-    skipped = sum(1 for r in records if r.kind not in export.STORED_AGAIN)
+    parse = partial(jsonl.parse_as, export.ExportRecord)
+    _checked(file, parse)
+    runs: list[export.ExportRecord] = []
+    counts = {"messages": 0, "new": 0, "other": 0}
+
+    def messages() -> Iterator[list[MessageIn]]:
+        for records in jsonl.read_with(parse, file, batch):
+            runs.extend(r for r in records if r.kind in ("trace", "step"))
+            counts["other"] += sum(1 for r in records if r.kind not in export.STORED_AGAIN)
+            if found := export.messages_of(records):
+                counts["messages"] += len(found)
+                yield found
+
     mem = Memory.open(Settings())
     try:
         tm = mem.for_tenant(tenant)
-        created = sum(r.created for r in tm.messages.ingest_many(
-            messages[i:i + batch] for i in range(0, len(messages), batch)))
-        runs = sum(tm.traces.ingest(traces[i:i + MAX_TRACES]).created
-                   for i in range(0, len(traces), MAX_TRACES))
+        counts["new"] = sum(r.created for r in tm.messages.ingest_many(messages()))
+        traces = export.traces_of(runs)
+        created = sum(tm.traces.ingest(traces[i:i + MAX_TRACES]).created
+                      for i in range(0, len(traces), MAX_TRACES))
     finally:
         mem.close()
-    typer.echo(f"{len(messages)} messages ({created} new) and {len(traces)} runs ({runs} new) "
-               f"stored; {skipped} records formed from them (or facts) not stored: the jobs "
-               "form episodes, entities, cases and skills again; record facts again through "
-               "/v1/observations")
+    typer.echo(f"{counts['messages']} messages ({counts['new']} new) and {len(traces)} runs "
+               f"({created} new) stored; {counts['other']} records formed from them (or facts) "
+               "not stored: the jobs form episodes, entities, cases and skills again; record "
+               "facts again through /v1/observations")
 
 
 def ingest(

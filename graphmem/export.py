@@ -173,10 +173,10 @@ def page(read: Reader, owner: str, after: str, limit: int, now: datetime) -> Own
 
 # --- back to requests: what an export gives to store again -----------------------------------
 
-STORED_AGAIN = ("message", "trace", "step")
-"""The kinds an export stores again (`messages_of`, `traces_of`): what callers sent. The other
-kinds were formed from them (episodes, entities, cases, clusters, skills: formed again by the
-jobs) or are facts, which are recorded again through the facts API, not replayed."""
+STORED_AGAIN = ("message", "fact", "trace", "step")
+"""The kinds an export stores again: what callers sent (`messages_of`, `traces_of`) and the
+facts as recorded (`graphmem.facts.restore`). The other kinds were formed from them (episodes,
+entities, cases, clusters, skills) and are formed again by the jobs."""
 
 
 def messages_of(records: Iterable[ExportRecord]) -> list[MessageIn]:

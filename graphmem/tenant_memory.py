@@ -10,7 +10,7 @@ Sub-services, by what they hold:
                                          every page)
     tm.search(req)                       hybrid recall
     tm.context(req), tm.answer(req)      the packed context for a prompt, the reader's answer
-    tm.facts      observe, query, history, forget (observations, bitemporal)
+    tm.facts      observe, query, history, forget, restore (observations, bitemporal)
     tm.profile    apply (ADD/UPDATE/DELETE/NOOP), get
     tm.episodes   search (episodes with their source messages)
     tm.jobs       list, get, rerun, retry_extraction (background formation)
@@ -130,6 +130,11 @@ class Facts(_Bound):
 
     def observe(self, observations: Sequence[ObservationIn]) -> list[FactWrite]:
         return self._memory.facts.observe(self._tenant, observations)
+
+    def restore(self, records: Sequence[ExportRecord]) -> tuple[int, int]:
+        """Store again the fact versions of an export as they were recorded (observations and
+        the profile); returns (created, already there)."""
+        return self._memory.facts.restore(self._tenant, records)
 
     def query(self, owner: str, subject: str | None = None, type_: str | None = None,
               as_of: datetime | None = None, known_at: datetime | None = None,

@@ -274,22 +274,22 @@ def _ingest_traces(file: Path, tenant: str, batch: int) -> None:
 
 
 def _ingest_export(file: Path, tenant: str, batch: int) -> None:
-    """The messages and runs of an export (`graphmem export`) stored again, in this tenant: the
-    messages as they are read, batch by batch; the runs (their steps come later in the file)
-    once it is read."""
+    """An owner's export (`graphmem export`) stored again, in this tenant: its messages as they
+    are read, batch by batch; then its facts (every version, as recorded) and its runs (their
+    steps come later in the file). What was formed from them is formed again by the jobs."""
     from graphmem import export
     from graphmem.datasets import jsonl
     from graphmem.service import Memory
 
     parse = partial(jsonl.parse_as, export.ExportRecord)
     _checked(file, parse)
-    runs: list[export.ExportRecord] = []
-    counts = {"messages": 0, "new": 0, "other": 0}
+    kept: list[export.ExportRecord] = []
+    counts = {"messages": 0, "new": 0, "formed": 0}
 
     def messages() -> Iterator[list[MessageIn]]:
         for records in jsonl.read_with(parse, file, batch):
-            runs.extend(r for r in records if r.kind in ("trace", "step"))
-            counts["other"] += sum(1 for r in records if r.kind not in export.STORED_AGAIN)
+            kept.extend(r for r in records if r.kind in ("fact", "trace", "step"))
+            counts["formed"] += sum(1 for r in records if r.kind not in export.STORED_AGAIN)
             if found := export.messages_of(records):
                 counts["messages"] += len(found)
                 yield found
@@ -298,15 +298,15 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
     try:
         tm = mem.for_tenant(tenant)
         counts["new"] = sum(r.created for r in tm.messages.ingest_many(messages()))
-        traces = export.traces_of(runs)
+        facts, facts_there = tm.facts.restore(kept)
+        traces = export.traces_of(kept)
         created = sum(tm.traces.ingest(traces[i:i + MAX_TRACES]).created
                       for i in range(0, len(traces), MAX_TRACES))
     finally:
         mem.close()
-    typer.echo(f"{counts['messages']} messages ({counts['new']} new) and {len(traces)} runs "
-               f"({created} new) stored; {counts['other']} records formed from them (or facts) "
-               "not stored: the jobs form episodes, entities, cases and skills again; record "
-               "facts again through /v1/observations")
+    typer.echo(f"{counts['messages']} messages ({counts['new']} new), {facts + facts_there} "
+               f"fact versions ({facts} new) and {len(traces)} runs ({created} new) stored; "
+               f"{counts['formed']} records formed from them are formed again by the jobs")
 
 
 def ingest(

@@ -12,8 +12,10 @@ from typing import Any, Literal
 from graphmem.config import Settings
 from graphmem.embeddings import Embedder
 from graphmem.errors import InvalidInput, NotFound
+from graphmem.export import ExportRecord
 from graphmem.facts.linker import normalise
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
+from graphmem.facts.restore import RESTORE_BATCH, RestoredFact, facts_of, restore_batches
 from graphmem.store import Store
 from graphmem.store.facts import FactItem, FactStore
 
@@ -124,6 +126,29 @@ class Facts:
                 item.props["embedding"] = next(vectors)
         rows = self._facts(tenant).write(items, now, uuid.uuid4().hex)
         return [FactWrite(**row) for row in rows]
+
+    def restore(self, tenant: str, records: Sequence[ExportRecord]) -> tuple[int, int]:
+        """Store again the fact versions of an export (`graphmem.facts.restore`: times, sources
+        and revisions as recorded; the Linker does not run), in transactions of whole chains
+        (`RESTORE_BATCH` versions or one chain); a type stored with the other cardinality is a
+        Conflict before anything is written. Returns (created, already there)."""
+        store = self._facts(tenant)
+        facts = facts_of(records)
+        store.check_types(facts)
+        created: list[RestoredFact] = []
+        existing = 0
+        for batch in restore_batches(facts, RESTORE_BATCH):
+            texted = [f for f in batch if f.search_text is not None]
+            vectors = self._embedder.embed([f.search_text or "" for f in texted])
+            made, there = store.restore(
+                batch, {f.id: v for f, v in zip(texted, vectors, strict=True)},
+                datetime.now(UTC))
+            new = set(made)
+            created += [f for f in batch if f.id in new]
+            existing += len(there)
+        for start in range(0, len(created), RESTORE_BATCH):  # fact sources in later batches
+            store.restore_links(created[start:start + RESTORE_BATCH])
+        return len(created), existing
 
     # --- reading ------------------------------------------------------------------------------
     def query(

@@ -11,6 +11,7 @@ from neo4j import ManagedTransaction
 from graphmem import cypher
 from graphmem.errors import Conflict, InvalidInput
 from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
+from graphmem.facts.restore import RestoredFact
 from graphmem.store.core import native
 from graphmem.store.scope import scope_token
 from graphmem.store.tenant import TenantBound, ranked_search
@@ -76,6 +77,63 @@ class FactStore(TenantBound):
 
         result: list[Row] = self._store.write_tx(work)
         return result
+
+    def check_types(self, facts: list[RestoredFact]) -> None:
+        """Conflict when a fact type of ``facts`` is stored with the other cardinality (read
+        before anything is restored)."""
+        asked: dict[tuple[str, str], str] = {
+            (f.kind, str(f.props["type"])): str(f.props.get("cardinality", "single"))
+            for f in facts}
+        for kind in sorted({k for k, _ in asked}):
+            names = sorted(t for k, t in asked if k == kind)
+            for r in self._run("queries/facts/known_types", kind=kind, names=names):
+                if r["cardinality"] != asked[(kind, r["name"])]:
+                    raise Conflict(
+                        f"fact type {r['name']!r} is {r['cardinality']}-valued here, "
+                        f"{asked[(kind, r['name'])]}-valued in the export; nothing was restored")
+
+    def restore(self, facts: list[RestoredFact], embeddings: dict[str, list[float]],
+                now: datetime) -> tuple[list[str], list[str]]:
+        """Store fact versions again as they were recorded (`graphmem.facts.restore`; a batch
+        holding whole chains), in ONE transaction, under their chains' locks: a version whose
+        id is stored already is left as it is (with its links); the others are created, linked
+        to their sources and the versions they revised where those are stored (a fact source
+        of a later batch: `restore_links` again once all are). Returns (created, existing)."""
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> tuple[list[str], list[str]]:
+            _q(tx, "fact_types", tenant=tenant, now=now, types=[
+                {"kind": k, "name": t, "cardinality": c} for (k, t), c in sorted(
+                    {(f.kind, f.props["type"]): f.props.get("cardinality", "single")
+                     for f in facts}.items())])
+            _q(tx, "lock_keys", tenant=tenant, now=now, keys=[
+                {"kind": k, "owner": o, "subject": s, "type": t} for k, o, s, t in sorted(
+                    {(f.kind, f.props["owner"], f.props["subject"], f.props["type"])
+                     for f in facts})])
+            created: list[str] = []
+            existing: list[str] = []
+            for f in facts:
+                props = {**f.props, "embedding": embeddings.get(f.id)}
+                made = _q(tx, "create", tenant=tenant, id=f.id, kind=f.kind, props=props,
+                          scope=scope_token(tenant, str(f.props["owner"])))
+                (created if made else existing).append(f.id)
+            new = set(created)
+            self._links(tx, [f for f in facts if f.id in new])
+            return created, existing
+
+        result: tuple[list[str], list[str]] = self._store.write_tx(work)
+        return result
+
+    def restore_links(self, facts: list[RestoredFact]) -> None:
+        """The links of restored facts again, now that every fact of the restore is stored."""
+        self._store.write_tx(lambda tx: self._links(tx, facts))
+
+    def _links(self, tx: ManagedTransaction, facts: list[RestoredFact]) -> None:
+        _q(tx, "restore_links", tenant=self.tenant,
+           sources=[{"from": f.id, "to": s["id"], "props": s["props"]}
+                    for f in facts for s in f.sources],
+           supersedes=[{"from": f.id, "to": s["id"], "props": s["props"]}
+                       for f in facts for s in f.supersedes])
 
     def search(
         self, index: str, owner: str, k: int, overfetch: int, t: datetime, **params: Any

@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 
 from graphmem import cypher as named
 from graphmem.cli import app
+from graphmem.errors import Conflict
 from graphmem.export import KINDS, LEFT_OUT
-from graphmem.facts.models import ObservationIn
+from graphmem.facts.models import ObservationIn, ProfileOp
 from graphmem.models import MessageIn
 from graphmem.service import Memory
 
@@ -176,11 +177,12 @@ def test_the_facade_walks_every_page(memory: Memory) -> None:
     assert page.next == f"message:{who}-s1-1" and page.exported_at <= datetime.now(UTC)
 
 
-def test_an_export_stored_again_in_another_tenant_gives_the_same_messages_and_runs(
+def test_an_export_stored_again_in_another_tenant_gives_the_same_memory(
         api: TestClient, memory: Memory, env: None, tmp_path: Path) -> None:
     """`graphmem export`, then `graphmem ingest --format export` into another tenant: the same
-    messages and runs (their steps to the property), the rest formed again by the jobs; a
-    second import stores nothing new."""
+    messages and runs (their steps to the property), the same facts with their history as
+    recorded (times, sources, revisions; the integrity audits find nothing), the rest formed
+    again by the jobs; a second import stores nothing new."""
     who = new_owner()
     _fill(api, memory, who)
     runner = CliRunner()
@@ -190,25 +192,83 @@ def test_an_export_stored_again_in_another_tenant_gives_the_same_messages_and_ru
     target = f"t-{uuid.uuid4().hex[:10]}"
     r = runner.invoke(app, ["ingest", str(out), "--format", "export", "--tenant", target])
     assert r.exit_code == 0, r.output
-    assert "6 messages (6 new) and 3 runs (3 new)" in r.stdout
+    assert "6 messages (6 new), 2 fact versions (2 new) and 3 runs (3 new)" in r.stdout
     drain(memory, target)
     before = _records(api, who, 1000)
-    after = list(memory.for_tenant(target).export_all(who))
+    after = [r.model_dump(mode="json") for r in memory.for_tenant(target).export_all(who)]
     sent_again = {"recorded_at", "batch", "batch_index", "content_hash"}  # how it came in
 
-    def same(kind: str, records: list[Any]) -> list[tuple[str, dict[str, Any]]]:
-        return sorted((r["id"], {k: v for k, v in r["properties"].items() if k not in sent_again})
-                      for r in (x if isinstance(x, dict) else x.model_dump(mode="json")
-                                for x in records) if r["kind"] == kind)
+    def same(kind: str, records: list[dict[str, Any]], links: bool = False) -> list[Any]:
+        return sorted((r["id"], {k: v for k, v in r["properties"].items()
+                                 if kind == "fact" or k not in sent_again},
+                       r["links"] if links else None) for r in records if r["kind"] == kind)
 
-    after_json = [r.model_dump(mode="json") for r in after]
     for kind in ("message", "trace", "step"):
-        assert same(kind, after_json) == same(kind, before), kind
-    kinds = {r.kind for r in after}
-    assert {"episode", "entity", "case", "skill"} <= kinds and "fact" not in kinds
+        assert same(kind, after) == same(kind, before), kind
+    assert same("fact", after, links=True) == same("fact", before, links=True)
+    assert {"episode", "entity", "case", "skill"} <= {r["kind"] for r in after}
+    tm = memory.for_tenant(target)
+    for name in ("integrity_two_current", "integrity_overlaps", "integrity_forward_supersedes",
+                 "integrity_missing_source"):
+        assert tm.audit.run(name, {}).rows == [], name
+    assert [f.content for f in tm.facts.query(who)] == ["lives in Porto"]
     r = runner.invoke(app, ["ingest", str(out), "--format", "export", "--tenant", target])
-    assert r.exit_code == 0 and "6 messages (0 new) and 3 runs (0 new)" in r.stdout, r.output
+    assert r.exit_code == 0, r.output
+    assert "6 messages (0 new), 2 fact versions (0 new) and 3 runs (0 new)" in r.stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_text(out.read_text().splitlines()[0] + "\n{\"kind\": \"nothing\"}\n")
     r = runner.invoke(app, ["ingest", str(bad), "--format", "export", "--tenant", target])
     assert r.exit_code == 2 and ":2:" in r.stderr
+
+
+def test_a_profile_comes_back_as_recorded_and_a_type_of_the_other_kind_is_refused(
+        memory: Memory) -> None:
+    who, key = new_owner(), f"city_{uuid.uuid4().hex[:6]}"
+    source = memory.for_tenant("tenant-a")
+    source.profile.apply([ProfileOp(op="ADD", owner=who, key=key, value="Lisbon",
+                                    valid_from=datetime(2024, 1, 1, tzinfo=UTC)),
+                          ProfileOp(op="UPDATE", owner=who, key=key, value="Porto",
+                                    valid_from=datetime(2024, 6, 1, tzinfo=UTC)),
+                          ProfileOp(op="DELETE", owner=who, key=key,
+                                    valid_from=datetime(2025, 1, 1, tzinfo=UTC))])
+    records = list(source.export_all(who))
+    target = memory.for_tenant(f"t-{uuid.uuid4().hex[:10]}")
+    assert target.facts.restore(records) == (3, 0)
+    assert target.facts.restore(records) == (0, 3)  # stored once
+
+    def seen(tm: Any, **at: Any) -> list[tuple[Any, ...]]:
+        return [(f.id, f.content, f.valid_from, f.valid_to, f.recorded_at)
+                for f in tm.profile.get(who, include_history=True, **at)]
+
+    assert seen(target) == seen(source) and len(seen(source)) == 3
+    june = datetime(2024, 7, 1, tzinfo=UTC)
+    assert [f.content for f in target.profile.get(who, as_of=june)] == ["Porto"]
+    assert target.facts.history(records[-1].id) == source.facts.history(records[-1].id)
+    source.facts.observe([ObservationIn(owner=who, subject="x", type=key, content="a",
+                                        cardinality="single")])
+    records = list(source.export_all(who))
+    other = memory.for_tenant(f"t-{uuid.uuid4().hex[:10]}")  # the type used otherwise there
+    other.facts.observe([ObservationIn(owner="someone", subject="y", type=key, content="b",
+                                       cardinality="multi")])
+    with pytest.raises(Conflict, match="single-valued in the export"):
+        other.facts.restore(records)
+    assert other.profile.get(who, include_history=True) == []  # nothing restored
+
+
+def test_facts_resting_on_facts_of_a_later_batch_are_linked(memory: Memory,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            cypher: Any) -> None:
+    who = new_owner()
+    source = memory.for_tenant("tenant-a")
+    facts = [source.facts.observe([ObservationIn(owner=who, subject=who, type=f"t{i}",
+                                                 content=f"value {i}")])[0] for i in range(3)]
+    for i in range(3):  # each rests on the others: whatever the order, some come later
+        source.facts.observe([ObservationIn(owner=who, subject=who, type=f"u{i}",
+                                            content="derived", explicit=False,
+                                            sources=[f.id for f in facts])])
+    monkeypatch.setattr("graphmem.facts.service.RESTORE_BATCH", 1)  # one chain a transaction
+    target = f"t-{uuid.uuid4().hex[:10]}"
+    assert memory.for_tenant(target).facts.restore(list(source.export_all(who))) == (6, 0)
+    rows = cypher("MATCH (f:Fact {tenant: $t})-[:SUPPORTED_BY]->(g:Fact) RETURN count(*) AS n",
+                  t=target)
+    assert rows[0]["n"] == 9

@@ -700,8 +700,8 @@ class ForgetMessages(_Strict):
     time_to: UtcDatetime | None = Field(default=None, description="exclusive, event time")
     metadata: MetadataFilter | None = Field(
         default=None, validate_default=True, examples=[{"source": "gmail"}],
-        description="Only messages whose metadata has, for every key, this value (or one of "
-        "the values listed), as in search")
+        description="Only messages whose metadata has, for every key, this value, one of the "
+        "values listed, or what an object of operators asks, as in search")
 
     @field_validator("metadata")
     @classmethod

@@ -32,9 +32,20 @@ class RestoredFact:
     props: dict[str, Any]
     """Its stored properties (times as datetimes), ``content_norm`` and ``search_text``."""
     sources: list[dict[str, Any]] = field(default_factory=list)
-    """{id, props} of the messages and facts it is SUPPORTED_BY."""
+    """{id, kind, props} of the messages and facts it is SUPPORTED_BY."""
     supersedes: list[dict[str, Any]] = field(default_factory=list)
     """{id, props} of the versions it SUPERSEDES (reason, source, times)."""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """Its chain: (kind, owner, subject, type)."""
+        return (self.kind, str(self.props["owner"]), str(self.props["subject"]),
+                str(self.props["type"]))
+
+    @property
+    def fact_sources(self) -> list[dict[str, Any]]:
+        """Its sources that are facts (maybe of a chain restored in a later transaction)."""
+        return [s for s in self.sources if s["kind"] == "fact"]
 
     @property
     def search_text(self) -> str | None:
@@ -65,8 +76,8 @@ def facts_of(records: Iterable[ExportRecord]) -> list[RestoredFact]:
                                 if content is not None else None)
         out.append(RestoredFact(
             id=r.id, kind=str(r.properties.get("kind", "observation")), props=props,
-            sources=[{"id": x.id, "props": _times(x.properties, LINK_TIMES)} for x in r.links
-                     if x.type == "SUPPORTED_BY" and x.kind in SOURCE_KINDS],
+            sources=[{"id": x.id, "kind": x.kind, "props": _times(x.properties, LINK_TIMES)}
+                     for x in r.links if x.type == "SUPPORTED_BY" and x.kind in SOURCE_KINDS],
             supersedes=[{"id": x.id, "props": _times(x.properties, LINK_TIMES)}
                         for x in r.links if x.type == "SUPERSEDES"]))
     return out
@@ -75,10 +86,9 @@ def facts_of(records: Iterable[ExportRecord]) -> list[RestoredFact]:
 def restore_batches(facts: list[RestoredFact], size: int) -> list[list[RestoredFact]]:
     """``facts`` in batches of whole chains (a fact's versions revise each other within its
     chain), about ``size`` versions each (a chain longer than that alone)."""
-    chains: dict[tuple[str, ...], list[RestoredFact]] = {}
+    chains: dict[tuple[str, str, str, str], list[RestoredFact]] = {}
     for f in facts:
-        key = (f.kind, str(f.props["owner"]), str(f.props["subject"]), str(f.props["type"]))
-        chains.setdefault(key, []).append(f)
+        chains.setdefault(f.key, []).append(f)
     batches: list[list[RestoredFact]] = [[]]
     for chain in chains.values():
         if batches[-1] and len(batches[-1]) + len(chain) > size:

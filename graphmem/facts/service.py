@@ -146,8 +146,9 @@ class Facts:
             new = set(made)
             created += [f for f in batch if f.id in new]
             existing += len(there)
-        for start in range(0, len(created), RESTORE_BATCH):  # fact sources in later batches
-            store.restore_links(created[start:start + RESTORE_BATCH])
+        resting = [f for f in created if f.fact_sources]  # on facts maybe of later batches
+        for start in range(0, len(resting), RESTORE_BATCH):
+            store.restore_fact_sources(resting[start:start + RESTORE_BATCH])
         return len(created), existing
 
     # --- reading ------------------------------------------------------------------------------

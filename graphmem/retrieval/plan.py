@@ -86,7 +86,7 @@ class Plan:
     graph: GraphWalk | None = None
     """Method ``graph``: the personalised PageRank list joins the fusion (see `graph.rank`)."""
     metadata: Condition | None = None
-    """Only messages with this metadata (`graphmem.metadata.condition`, one tuple per key):
+    """Only messages with this metadata (`graphmem.metadata.condition`, one clause per key):
     every recall list, derived list and neighbour is held to it."""
     ranker: Ranker | None = None
     """The learned re-ranking of the fused candidates before expansion (`rerank`); None: the

@@ -98,7 +98,7 @@ class FactStore(TenantBound):
         holding whole chains), in ONE transaction, under their chains' locks: a version whose
         id is stored already is left as it is (with its links); the others are created, linked
         to their sources and the versions they revised where those are stored (a fact source
-        of a later batch: `restore_links` again once all are). Returns (created, existing)."""
+        of a later batch: `restore_fact_sources` once all are). Returns (created, existing)."""
         tenant = self.tenant
 
         def work(tx: ManagedTransaction) -> tuple[list[str], list[str]]:
@@ -107,9 +107,8 @@ class FactStore(TenantBound):
                     {(f.kind, f.props["type"]): f.props.get("cardinality", "single")
                      for f in facts}.items())])
             _q(tx, "lock_keys", tenant=tenant, now=now, keys=[
-                {"kind": k, "owner": o, "subject": s, "type": t} for k, o, s, t in sorted(
-                    {(f.kind, f.props["owner"], f.props["subject"], f.props["type"])
-                     for f in facts})])
+                {"kind": k, "owner": o, "subject": s, "type": t}
+                for k, o, s, t in sorted({f.key for f in facts})])
             created: list[str] = []
             existing: list[str] = []
             for f in facts:
@@ -124,16 +123,20 @@ class FactStore(TenantBound):
         result: tuple[list[str], list[str]] = self._store.write_tx(work)
         return result
 
-    def restore_links(self, facts: list[RestoredFact]) -> None:
-        """The links of restored facts again, now that every fact of the restore is stored."""
-        self._store.write_tx(lambda tx: self._links(tx, facts))
+    def restore_fact_sources(self, facts: list[RestoredFact]) -> None:
+        """The links of restored facts to the facts they rest on, once every fact of the
+        restore is stored (a source of another chain may have come in a later transaction;
+        their messages and the versions they revised were there in their own)."""
+        self._store.write_tx(lambda tx: self._links(tx, facts, fact_sources_only=True))
 
-    def _links(self, tx: ManagedTransaction, facts: list[RestoredFact]) -> None:
+    def _links(self, tx: ManagedTransaction, facts: list[RestoredFact],
+               fact_sources_only: bool = False) -> None:
         _q(tx, "restore_links", tenant=self.tenant,
-           sources=[{"from": f.id, "to": s["id"], "props": s["props"]}
-                    for f in facts for s in f.sources],
-           supersedes=[{"from": f.id, "to": s["id"], "props": s["props"]}
-                       for f in facts for s in f.supersedes])
+           sources=[{"from": f.id, "to": s["id"], "props": s["props"]} for f in facts
+                    for s in (f.fact_sources if fact_sources_only else f.sources)],
+           supersedes=[] if fact_sources_only else [
+               {"from": f.id, "to": s["id"], "props": s["props"]}
+               for f in facts for s in f.supersedes])
 
     def search(
         self, index: str, owner: str, k: int, overfetch: int, t: datetime, **params: Any

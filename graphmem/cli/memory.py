@@ -277,7 +277,7 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
     """An owner's export (`graphmem export`) stored again, in this tenant: its messages as they
     are read, batch by batch; then its facts (every version, as recorded) and its runs (their
     steps come later in the file). What was formed from them is formed again by the jobs."""
-    from graphmem import export
+    from graphmem import export, restore
     from graphmem.datasets import jsonl
     from graphmem.service import Memory
 
@@ -289,8 +289,8 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
     def messages() -> Iterator[list[MessageIn]]:
         for records in jsonl.read_with(parse, file, batch):
             kept.extend(r for r in records if r.kind in ("fact", "trace", "step"))
-            counts["formed"] += sum(1 for r in records if r.kind not in export.STORED_AGAIN)
-            if found := export.messages_of(records):
+            counts["formed"] += sum(1 for r in records if r.kind not in restore.STORED_AGAIN)
+            if found := restore.messages_of(records):
                 counts["messages"] += len(found)
                 yield found
 
@@ -299,7 +299,7 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
         tm = mem.for_tenant(tenant)
         counts["new"] = sum(r.created for r in tm.messages.ingest_many(messages()))
         facts, facts_there = tm.facts.restore(kept)
-        traces = export.traces_of(kept)
+        traces = restore.traces_of(kept)
         created = sum(tm.traces.ingest(traces[i:i + MAX_TRACES]).created
                       for i in range(0, len(traces), MAX_TRACES))
     finally:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphmem.export import ExportRecord
 from graphmem.facts.linker import normalise
+
+if TYPE_CHECKING:
+    from graphmem.export import ExportRecord
 
 FACT_TIMES = ("valid_from", "valid_to", "valid_to_original", "recorded_at", "invalidated_at")
 LINK_TIMES = ("at", "closed_valid_to", "previous_valid_to")

@@ -7,17 +7,19 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from graphmem.config import Settings
 from graphmem.embeddings import Embedder
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.export import ExportRecord
 from graphmem.facts.linker import normalise
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
 from graphmem.facts.restore import RESTORE_BATCH, RestoredFact, facts_of, restore_batches
 from graphmem.store import Store
 from graphmem.store.facts import FactItem, FactStore
+
+if TYPE_CHECKING:
+    from graphmem.export import ExportRecord
 
 Kind = Literal["observation", "profile"]
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem import export
+from graphmem import export, restore
 from graphmem.errors import InvalidInput
 from graphmem.export import KINDS, ExportKind, ExportRecord
 from graphmem.models import MessageIn
@@ -167,7 +167,7 @@ def test_an_exported_run_reads_back_into_the_same_steps(messages: list[dict[str,
     sent = TraceIn.model_validate({"id": "r1", "owner": "bot", "outcome": "success",
                                    "started_at": "2026-03-01T10:00:00Z", "messages": messages,
                                    "conditions": {"model": "m"}, "score": 1.0})
-    back = export.traces_of(_as_exported(sent))
+    back = restore.traces_of(_as_exported(sent))
     assert len(back) == 1 and len(back[0].messages) <= len(messages)
     assert trace_steps(back[0]) == trace_steps(sent)
     assert (back[0].id, back[0].owner, back[0].outcome, back[0].conditions, back[0].score) == (
@@ -183,5 +183,5 @@ def test_exported_messages_are_sent_again_as_they_were() -> None:
               "batch": "x", "content_hash": "h"}
     rec = export.record("message", {"id": "m/1", "properties": {
         **stored, "metadata_json": '{"a": 1, "b": null}', "metadata": None}, "links": []})
-    assert export.messages_of([rec, export.record("entity", {
+    assert restore.messages_of([rec, export.record("entity", {
         "id": "alice", "properties": {"name": "alice"}, "links": []})]) == [sent]

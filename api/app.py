@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from graphmem import __version__, export
+from graphmem.access import Access
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError, StoreUnavailable
 from graphmem.export import OwnerExport
@@ -43,7 +44,7 @@ from . import (
     usage,
 )
 from . import context as agent_context
-from .auth import KeyGate, resolve_tenant, tenant_dependency
+from .auth import KeyGate, access_dependency, resolve_access
 from .limits import BodyLimit
 from .replies import model_reply
 
@@ -87,7 +88,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     from graphmem.mcp_server import http_endpoint
 
     mcp, mcp_lifespan = http_endpoint(runtime.ready_memory,
-                                      lambda header: resolve_tenant(settings, header), settings)
+                                      lambda header: resolve_access(settings, header), settings)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -108,7 +109,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     app.add_middleware(KeyGate, settings=settings)
     app.add_middleware(problems.Unexpected)
     observability.install(app, settings, runtime)  # outermost: request id, metrics, /readyz
-    Tenant = Annotated[str, Depends(tenant_dependency(settings))]
+    Caller = Annotated[Access, Depends(access_dependency(settings))]
 
     # The dependencies are coroutine functions: FastAPI calls them on the event loop, where a
     # plain function would cost a hand-off to a worker thread each (three per request).
@@ -121,8 +122,8 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
 
     Mem = Annotated[Memory, Depends(ready_memory)]
 
-    async def tenant_memory(tenant: Tenant, mem: Mem) -> TenantMemory:
-        return mem.for_tenant(tenant)
+    async def tenant_memory(access: Caller, mem: Mem) -> TenantMemory:
+        return mem.for_tenant(access.tenant, access)
 
     TenantMem = Annotated[TenantMemory, Depends(tenant_memory)]  # the caller's memory
     v1 = APIRouter(prefix="/v1")

@@ -1,6 +1,7 @@
 """API keys: ``Authorization: Bearer <key>``; settings keep only sha256 hashes, each mapped to
-its tenant. `KeyGate` refuses a request to ``/v1`` without a valid key before its body is read;
-`tenant_dependency` gives the routes the caller's tenant."""
+what it grants (`graphmem.access.Access`: a tenant, maybe some of its owners only, maybe read
+only). `KeyGate` refuses a request to ``/v1`` without a valid key before its body is read;
+`access_dependency` gives the routes the caller's access."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from fastapi import Header
 
+from graphmem.access import Access
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import Unauthorized
 
@@ -17,11 +19,12 @@ from .problems import problem
 PROTECTED_PREFIX = "/v1"
 
 
-def resolve_tenant(settings: Settings, authorization: str | None) -> str:
-    """The tenant of an ``Authorization`` header value; `Unauthorized` when there is none."""
+def resolve_access(settings: Settings, authorization: str | None) -> Access:
+    """What an ``Authorization`` header value grants; `Unauthorized` when there is no key or an
+    unknown one."""
     if authorization is None:
         if settings.allow_anonymous:
-            return settings.anonymous_tenant
+            return Access(tenant=settings.anonymous_tenant)
         raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
     scheme, _, key = authorization.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
@@ -29,16 +32,21 @@ def resolve_tenant(settings: Settings, authorization: str | None) -> str:
     found = settings.api_keys.get(hash_api_key(key.strip()))
     if found is None:
         raise Unauthorized("unknown API key")
-    return found
+    return Access.of(found)
 
 
-def tenant_dependency(settings: Settings) -> Callable[[str | None], Awaitable[str]]:
-    """The route dependency giving the caller's tenant. It is a coroutine function (nothing in
+def resolve_tenant(settings: Settings, authorization: str | None) -> str:
+    """The tenant of an ``Authorization`` header value (`resolve_access`)."""
+    return resolve_access(settings, authorization).tenant
+
+
+def access_dependency(settings: Settings) -> Callable[[str | None], Awaitable[Access]]:
+    """The route dependency giving the caller's access. It is a coroutine function (nothing in
     it blocks), so FastAPI calls it on the event loop instead of handing it to a thread."""
-    async def tenant(authorization: str | None = Header(default=None)) -> str:
-        return resolve_tenant(settings, authorization)
+    async def access(authorization: str | None = Header(default=None)) -> Access:
+        return resolve_access(settings, authorization)
 
-    return tenant
+    return access
 
 
 class KeyGate:
@@ -59,7 +67,7 @@ class KeyGate:
             try:
                 if len(values) > 1:
                     raise Unauthorized("send one Authorization header, not several")
-                resolve_tenant(self.settings, header)
+                resolve_access(self.settings, header)
             except Unauthorized as exc:
                 await problem(401, exc.title, exc.detail)(scope, receive, send)
                 return

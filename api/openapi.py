@@ -5,7 +5,8 @@ and on every request body its example (`api/examples.py`).
 
 `document(schema)` is a pure function over FastAPI's generated schema; `install(app)` makes the
 app serve its result. Which statuses an operation gets follows from what the edge does:
-every operation can fail unexpectedly (500); ``/v1`` needs a key (401) and the store (503);
+every operation can fail unexpectedly (500); ``/v1`` needs a key (401) that grants the call
+(403) and the store (503);
 a body can be malformed (400), too large (413) or invalid (422), and so can parameters (422);
 a path with an id can name nothing (404); a few writes can conflict (409).
 """
@@ -45,7 +46,9 @@ PROBLEM_SCHEMA: dict[str, Any] = {
 MEANING = {
     400: "Malformed body: not JSON, not UTF-8, or nested too deeply.",
     401: "No API key, or an unknown one.",
-    403: "Served to loopback clients only.",
+    403: "Refused to this key: another owner than its own, a write with a read-only key, or "
+         "a call spanning the tenant with a key limited to some owners (`field` names the "
+         "input, when one asked); outside /v1, served to loopback clients only.",
     404: "Nothing with this id (or no such route) for this tenant.",
     409: "Conflict: an id already stored with other content, or a job in the wrong state; "
          "nothing was written.",
@@ -72,7 +75,7 @@ def error_statuses(method: str, path: str, operation: dict[str, Any]) -> set[int
     params = operation.get("parameters", [])
     out = {500}
     if path.startswith("/v1/"):
-        out |= {401, 503}
+        out |= {401, 403, 503}  # 403: what the key grants (graphmem.access)
     out |= PROBES.get(path, set())
     if path.startswith("/browser/"):
         out.add(403)  # loopback clients only

@@ -13,7 +13,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from graphmem.errors import GraphMemError, InvalidInput, StoreBusy, StoreUnavailable
+from graphmem.errors import (
+    Forbidden,
+    GraphMemError,
+    InvalidInput,
+    StoreBusy,
+    StoreUnavailable,
+)
 
 log = logging.getLogger("graphmem.api")
 PROBLEM = "application/problem+json"
@@ -72,6 +78,8 @@ def install(app: FastAPI) -> None:
             return problem(exc.status, exc.title, exc.detail, field=exc.field, errors=errors)
         if isinstance(exc, StoreUnavailable):
             return store_unavailable(exc)
+        if isinstance(exc, Forbidden) and exc.field is not None:
+            return problem(exc.status, exc.title, exc.detail, field=exc.field)
         if exc.status >= 500:
             log.error("%s: %s", exc.title, exc.detail)
         return problem(exc.status, exc.title, exc.detail)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from graphmem.access import Access
+
 if TYPE_CHECKING:
     from graphmem.llm.client import LLMSettings
 
@@ -140,9 +142,11 @@ class Settings(BaseSettings):
     # --- API ----------------------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = 8000
-    api_keys: dict[str, str] = Field(
+    api_keys: dict[str, str | Access] = Field(
         default_factory=dict,
-        description="sha256 hex of an API key -> tenant name (see `graphmem key`)",
+        description="sha256 hex of an API key -> its tenant's name (every owner, read and "
+        "write), or what it grants: {\"tenant\": T, \"owners\": [...], \"read_only\": true} "
+        "(see `graphmem key`)",
     )
     allow_anonymous: bool = Field(
         default=False,

@@ -6,6 +6,8 @@
     ├── NotFound            404: the id does not exist for this tenant
     ├── Conflict            409: an id already stored with other content (nothing was written)
     ├── Unauthorized        401: no key or an unknown key
+    ├── Forbidden           403: the key may not do this (another owner, a write with a
+    │                       read-only key, a tenant-wide call with an owner's key)
     ├── StoreUnavailable    503: Neo4j cannot be reached; retry later
     └── SchemaMismatch      500 at start-up: the database was built for another embedding model
 """
@@ -60,6 +62,18 @@ class Conflict(GraphMemError):
 class Unauthorized(GraphMemError):
     status = 401
     title = "unauthorized"
+
+
+class Forbidden(GraphMemError):
+    """The caller's key may not do this (`graphmem.access.Access`); ``field`` names the input
+    that asked for it, when one did."""
+
+    status = 403
+    title = "forbidden"
+
+    def __init__(self, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.field = field
 
 
 class StoreUnavailable(GraphMemError):

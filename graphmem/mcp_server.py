@@ -29,8 +29,15 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from graphmem import __version__, audit
+from graphmem.access import Access
 from graphmem.config import Settings
-from graphmem.errors import GraphMemError, InvalidInput, NotFound, StoreUnavailable
+from graphmem.errors import (
+    Forbidden,
+    GraphMemError,
+    InvalidInput,
+    NotFound,
+    StoreUnavailable,
+)
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
 from graphmem.models import (
     AuditResult,
@@ -69,8 +76,9 @@ if TYPE_CHECKING:
 Ctx = Context[Any, Any]
 Scope = Callable[[Ctx], TenantMemory]
 """The caller's memory for one tool call (fixed for stdio; from the request's key over HTTP)."""
-Resolve = Callable[[str | None], str]
-"""An ``Authorization`` header value -> its tenant; raises `Unauthorized` (the API's rule)."""
+Resolve = Callable[[str | None], Access]
+"""An ``Authorization`` header value -> what it grants; raises `Unauthorized` (the API's
+rule)."""
 
 INSTRUCTIONS = """graphmem is long-term memory on a graph database. Everything belongs to an
 `owner` (the person or agent whose memory it is; pick one stable name per user) and messages to a
@@ -104,6 +112,8 @@ def describe(exc: GraphMemError | ValidationError) -> str:
         return "store unavailable: Neo4j is unreachable; try again later"
     if isinstance(exc, InvalidInput):
         return f"{exc.title}: {exc.field}: {exc.problem}"
+    if isinstance(exc, Forbidden) and exc.field is not None:
+        return f"{exc.title}: {exc.field}: {exc.detail}"
     if isinstance(exc, GraphMemError):
         return f"{exc.title}: {exc.detail}"
     return "invalid input: " + "; ".join(
@@ -405,15 +415,16 @@ def _jsonable(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --- stdio ------------------------------------------------------------------------------------
-def run_stdio(settings: Settings, tenant: str) -> None:
-    """Serve MCP on stdin/stdout for ``tenant`` until the client closes the pipe."""
+def run_stdio(settings: Settings, access: Access) -> None:
+    """Serve MCP on stdin/stdout for ``access`` (a tenant, maybe some owners, maybe read only)
+    until the client closes the pipe."""
     from graphmem.service import Memory
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout: the protocol only
     with contextlib.redirect_stdout(sys.stderr):
         memory = Memory.open(settings)
     try:
-        scoped = memory.for_tenant(tenant)
+        scoped = memory.for_tenant(access.tenant, access)
         build_server(lambda _: scoped).run("stdio")
     finally:
         memory.close()
@@ -456,11 +467,12 @@ def http_endpoint(
     memory: Callable[[], "Memory"], resolve: Resolve, settings: Settings,
 ) -> tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager[None]]]:
     """(ASGI app, lifespan) of MCP over streamable HTTP, for the API to route ``/mcp`` to.
-    ``memory()`` gives the `Memory` (opened by the API), ``resolve`` the key's tenant. The
+    ``memory()`` gives the `Memory` (opened by the API), ``resolve`` what the key grants. The
     lifespan must run while the app serves (it holds the MCP task group)."""
 
     def scoped(ctx: Ctx) -> TenantMemory:
-        return memory().for_tenant(resolve(_authorization(ctx)))
+        access = resolve(_authorization(ctx))
+        return memory().for_tenant(access.tenant, access)
 
     server = build_server(scoped)
     # On a loopback host the SDK adds DNS rebinding protection (Host and Origin checked).

@@ -6,9 +6,10 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from graphmem import export, metrics
+from graphmem.access import Access
 from graphmem.answer import Reader, ReaderNotConfigured
 from graphmem.config import Settings
 from graphmem.embedders.sparse import sparse_encoder
@@ -112,9 +113,10 @@ class Memory:
             self._decide_llm.close()
         self.store.close()
 
-    def for_tenant(self, name: str) -> TenantMemory:
-        """One tenant's memory: the way in for the API, the MCP server, the CLI and the bench."""
-        return TenantMemory(self, name)
+    def for_tenant(self, name: str, access: Access | None = None) -> TenantMemory:
+        """One tenant's memory: the way in for the API, the MCP server, the CLI and the bench;
+        ``access`` limits what it may do (default: everything, as a tenant's key)."""
+        return TenantMemory(self, name, access)
 
     @property
     def jobs(self) -> JobQueue:
@@ -168,10 +170,17 @@ class Memory:
         rows = self.store.tenant(tenant).owner_sessions(owner, skip, limit)
         return [SessionInfo.model_validate(r) for r in rows]
 
-    def owners(self, tenant: str, after: str = "", limit: int = 50) -> list[OwnerInfo]:
-        """The tenant's owners by name, those after ``after`` (keyset paging)."""
+    def owners(self, tenant: str, after: str = "", limit: int = 50,
+               named: frozenset[str] | None = None) -> list[OwnerInfo]:
+        """The tenant's owners by name, those after ``after`` (keyset paging); ``named``: of
+        those owners only."""
         return [OwnerInfo.model_validate(r)
-                for r in self.store.tenant(tenant).owners(after, limit)]
+                for r in self.store.tenant(tenant).owners(after, limit, named)]
+
+    def owner_of(self, tenant: str, kind: Literal["message", "fact", "trace"],
+                 id_: str) -> str | None:
+        """The owner of a stored message, fact or trace; None when the id names none."""
+        return self.store.tenant(tenant).owner_of(kind, id_)
 
     def export_owner(self, tenant: str, owner: str, after: str = "",
                      limit: int = export.DEFAULT_LIMIT) -> OwnerExport:

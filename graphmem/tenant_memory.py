@@ -17,15 +17,19 @@ Sub-services, by what they hold:
     tm.usage(since, until)               LLM calls and tokens
     tm.audit      queries, run (the named read-only Cypher queries)
     tm.traces, tm.skills, tm.cases       procedural memory (traces.forget forgets one run)
+
+Every call is checked against the caller's `Access` (``Memory.for_tenant(name, access)``): the
+owners it may use and whether it may write (see `graphmem.access`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from graphmem import audit
+from graphmem.access import Access
 from graphmem.errors import InvalidInput
 from graphmem.export import DEFAULT_LIMIT, ExportRecord, OwnerExport
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
@@ -73,11 +77,21 @@ MAX_TENANT_CHARS = 200
 
 
 class _Bound:
-    """A part of one tenant's memory."""
+    """A part of one tenant's memory, and what the caller may do in it."""
 
-    def __init__(self, memory: Memory, tenant: str) -> None:
+    def __init__(self, memory: Memory, tenant: str, access: Access) -> None:
         self._memory = memory
         self._tenant = tenant
+        self._access = access
+
+    def _owned(self, kind: Literal["message", "fact", "trace"], id_: str) -> None:
+        """Before a change by id: NotFound when the thing is another owner's (only a key
+        limited to some owners pays for the look-up). An id that names nothing goes on to the
+        change itself, which says so (404, or already forgotten)."""
+        if self._access.owners is not None:
+            owner = self._memory.owner_of(self._tenant, kind, id_)
+            if owner is not None:
+                self._access.found(owner, kind, id_)
 
 
 class Messages(_Bound):
@@ -85,69 +99,103 @@ class Messages(_Bound):
 
     def ingest(self, messages: list[MessageIn]) -> IngestReport:
         """Store one batch in one transaction (idempotent per message id)."""
+        self._check(messages)
         return self._memory.ingest(self._tenant, messages)
 
     def ingest_many(self, batches: Iterable[list[MessageIn]]) -> Iterator[IngestReport]:
         """Bulk ingest, embedding the next batch while the previous one commits."""
-        return self._memory.ingest_many(self._tenant, batches)
+        self._access.write("storing messages")
+        return self._memory.ingest_many(self._tenant, map(self._check, batches))
+
+    def _check(self, messages: list[MessageIn]) -> list[MessageIn]:
+        self._access.write("storing messages")
+        self._access.each_owner((m.owner for m in messages), "messages")
+        return messages
 
     def get(self, id_: str) -> Message:
-        return self._memory.get_message(self._tenant, id_)
+        message = self._memory.get_message(self._tenant, id_)
+        self._access.found(message.owner, "message", id_)
+        return message
 
     def owners(self, after: str = "", limit: int = 50) -> list[OwnerInfo]:
-        """This tenant's owners (with a conversation, a fact or a run) by name, after ``after``."""
-        return self._memory.owners(self._tenant, after, limit)
+        """This tenant's owners (with a conversation, a fact or a run) by name, after ``after``
+        (a key limited to some owners: of those)."""
+        return self._memory.owners(self._tenant, after, limit, self._access.owners)
 
     def sessions(self, owner: str, skip: int = 0, limit: int = 100) -> list[SessionInfo]:
         """``owner``'s sessions, the one with the latest message first."""
-        return self._memory.sessions(self._tenant, owner, skip, limit)
+        return self._memory.sessions(self._tenant, self._access.owner(owner), skip, limit)
 
     def session(self, session_id: str, owner: str | None = None, skip: int = 0,
                 limit: int = 100) -> list[Message]:
-        """A session's messages in event-time order."""
+        """A session's messages in event-time order (a key limited to one owner reads that
+        owner's; one limited to several must name the owner)."""
+        if owner is None and self._access.owners is not None:
+            if len(self._access.owners) > 1:
+                raise InvalidInput("owner", "this key is limited to some owners: name the "
+                                   "session's owner")
+            owner = next(iter(self._access.owners))
+        if owner is not None:
+            self._access.owner(owner)
         return self._memory.session_messages(self._tenant, session_id, owner, skip, limit)
 
     def forget(self, id_: str) -> ForgetReport:
         """Forget one message and what rests only on it (see `graphmem.forget`)."""
+        self._access.write("forgetting a message")
+        self._owned("message", id_)
         return self._memory.forget_message(self._tenant, id_)
 
     def forget_session(self, owner: str, session_id: str) -> ForgetReport:
         """Forget every message of ``owner``'s session and what rests only on them."""
-        return self._memory.forget_session(self._tenant, owner, session_id)
+        self._access.write("forgetting a session")
+        return self._memory.forget_session(self._tenant, self._access.owner(owner), session_id)
 
     def forget_matching(self, req: ForgetMessages) -> ForgetReport:
         """Forget an owner's messages chosen by a filter (metadata, session, time) and what
         rests only on them (at most `max_forget_matching_messages` a call)."""
+        self._access.write("forgetting messages")
+        self._access.owner(req.owner)
         return self._memory.forget_matching(self._tenant, req)
 
     def forget_owner(self, owner: str) -> DeleteReport:
         """Delete everything of ``owner`` in this tenant: messages, facts, episodes, jobs, runs."""
-        return self._memory.delete_owner(self._tenant, owner)
+        self._access.write("forgetting an owner")
+        return self._memory.delete_owner(self._tenant, self._access.owner(owner))
 
 
 class Facts(_Bound):
     """Observations: facts about any subject, with valid time and recorded time."""
 
     def observe(self, observations: Sequence[ObservationIn]) -> list[FactWrite]:
-        return self._memory.facts.observe(self._tenant, observations)
+        """Through the Linker, one transaction; sources are messages, facts or episodes of the
+        owners the caller may use."""
+        self._access.write("recording facts")
+        self._access.each_owner((o.owner for o in observations), "observations")
+        return self._memory.facts.observe(self._tenant, observations, self._access.owners)
 
     def restore(self, records: Sequence[ExportRecord]) -> tuple[int, int]:
         """Store again the fact versions of an export as they were recorded (observations and
         the profile); returns (created, already there)."""
+        self._access.write("restoring facts")
+        self._access.each_owner((str(r.properties.get("owner")) for r in records), "records")
         return self._memory.facts.restore(self._tenant, records)
 
     def query(self, owner: str, subject: str | None = None, type_: str | None = None,
               as_of: datetime | None = None, known_at: datetime | None = None,
               include_history: bool = False) -> list[Fact]:
-        return self._memory.facts.query(self._tenant, "observation", owner, subject, type_,
-                                        as_of, known_at, include_history)
+        return self._memory.facts.query(self._tenant, "observation", self._access.owner(owner),
+                                        subject, type_, as_of, known_at, include_history)
 
     def history(self, id_: str) -> FactHistory:
         """A fact's whole chain with every SUPERSEDES reason; NotFound for an unknown id."""
-        return self._memory.facts.history(self._tenant, id_)
+        history = self._memory.facts.history(self._tenant, id_)
+        self._access.found(history.facts[0].owner if history.facts else None, "fact", id_)
+        return history
 
     def forget(self, id_: str) -> ForgetReport:
         """Forget one fact and the facts resting only on it."""
+        self._access.write("forgetting a fact")
+        self._owned("fact", id_)
         return self._memory.forget_fact(self._tenant, id_)
 
 
@@ -155,12 +203,14 @@ class Profile(_Bound):
     """One owner's profile keys (single-valued facts about the owner)."""
 
     def apply(self, ops: Sequence[ProfileOp]) -> list[FactWrite]:
-        return self._memory.facts.profile_ops(self._tenant, ops)
+        self._access.write("changing a profile")
+        self._access.each_owner((op.owner for op in ops), "ops")
+        return self._memory.facts.profile_ops(self._tenant, ops, self._access.owners)
 
     def get(self, owner: str, as_of: datetime | None = None, known_at: datetime | None = None,
             include_history: bool = False) -> list[Fact]:
-        return self._memory.facts.query(self._tenant, "profile", owner, None, None, as_of,
-                                        known_at, include_history)
+        return self._memory.facts.query(self._tenant, "profile", self._access.owner(owner),
+                                        None, None, as_of, known_at, include_history)
 
 
 class Episodes(_Bound):
@@ -168,28 +218,38 @@ class Episodes(_Bound):
 
     def search(self, query: str, owner: str, k: int = 10) -> SearchResult:
         """The best episodes for ``query``, each with its source messages."""
-        req = SearchRequest(query=query, owner=owner, k=k, units="episodes")
+        req = SearchRequest(query=query, owner=self._access.owner(owner), k=k, units="episodes")
         return self._memory.search(self._tenant, req)
 
 
 class Jobs(_Bound):
-    """This tenant's background jobs."""
+    """This tenant's background jobs (a key for every owner: they span the tenant)."""
 
     def list(self, state: JobState | None = None, limit: int = 100, skip: int = 0) -> JobList:
+        self._access.tenant_wide("the job list")
         queue = self._memory.jobs
         return JobList(jobs=queue.list(self._tenant, state, limit, skip),
                        counts=queue.counts(self._tenant))
 
     def get(self, id_: str) -> Job:
+        self._access.tenant_wide("a job")
         return self._memory.jobs.get(self._tenant, id_)
 
     def rerun(self, id_: str) -> Job:
         """A failed or done job back to pending: NotFound, or Conflict while it is live."""
+        self._access.tenant_wide("running a job again")
+        self._access.write("running a job again")
         return self._memory.jobs.rerun(self._tenant, id_)
 
     def retry_extraction(self, req: ExtractionRetryIn) -> ExtractionRetry:
         """Episodes whose extraction ended with ``req.status`` are extracted again by a
-        ``form_session`` job per session (enqueued with the reset, in one transaction)."""
+        ``form_session`` job per session (enqueued with the reset, in one transaction); of one
+        owner for a key limited to some."""
+        self._access.write("retrying extraction")
+        if req.owner is None:
+            self._access.tenant_wide("retrying extraction without an owner")
+        else:
+            self._access.owner(req.owner)
         episodes, jobs = EpisodeStore(self._memory.store, self._tenant).reset_extraction(
             req.status, req.owner, self._memory.settings.job_max_attempts)
         return ExtractionRetry(episodes=[RetriedEpisode(**e) for e in episodes],
@@ -206,7 +266,14 @@ class Audit(_Bound):
     def run(self, name: str, params: Mapping[str, str]) -> AuditResult:
         """Run query ``name`` (NotFound unless listed by `queries`); ``params`` are its declared
         parameters as strings, typed here (InvalidInput naming the parameter otherwise);
-        ``tenant`` is never taken from them."""
+        ``tenant`` is never taken from them. A key limited to some owners runs the queries of
+        one ``owner`` for its owners; the others span the tenant (integrity, deletions) or name
+        things by id, and need a key for every owner."""
+        if self._access.owners is not None:
+            if "owner" not in audit.get(name).params:
+                self._access.tenant_wide(f"the audit query {name!r}")
+            if "owner" in params:
+                self._access.owner(params["owner"])
         rows = audit.run(self._memory.store, self._tenant, name, dict(params))
         return AuditResult(name=name, rows=rows)
 
@@ -215,68 +282,89 @@ class Traces(_Bound):
     """Procedural memory's input: agent runs, and their outcomes recorded later."""
 
     def ingest(self, traces: Sequence[TraceIn]) -> TraceReport:
+        self._access.write("storing agent runs")
+        self._access.each_owner((t.owner for t in traces), "traces")
         return self._memory.procedural.ingest(self._tenant, traces)
 
     def set_outcome(self, id_: str, body: OutcomeIn) -> OutcomeReport:
+        self._access.write("recording an outcome")
+        self._owned("trace", id_)
         return self._memory.procedural.set_outcome(self._tenant, id_, body)
 
     def forget(self, id_: str) -> ForgetReport:
         """Forget one trace, its steps and cases, and the skill versions resting only on them."""
+        self._access.write("forgetting an agent run")
+        self._owned("trace", id_)
         return self._memory.forget_trace(self._tenant, id_)
 
 
 class Skills(_Bound):
     def search(self, req: SkillSearch) -> SkillSearchResult:
+        self._access.owner(req.owner)
         return self._memory.procedural.search(self._tenant, req)
 
     def get(self, id_: str, limit: int = 50, as_of: datetime | None = None,
             known_at: datetime | None = None) -> SkillDetail:
-        return self._memory.procedural.skill(self._tenant, id_, limit, as_of, known_at)
+        detail = self._memory.procedural.skill(self._tenant, id_, limit, as_of, known_at)
+        self._access.found(detail.skill.owner, "skill", id_)
+        return detail
 
     def history(self, id_: str) -> SkillHistory:
-        return self._memory.procedural.history(self._tenant, id_)
+        history = self._memory.procedural.history(self._tenant, id_)
+        self._access.found(history.skills[0].owner if history.skills else None, "skill",
+                           id_)
+        return history
 
 
 class Cases(_Bound):
     def get(self, id_: str) -> CaseDetail:
-        return self._memory.procedural.case(self._tenant, id_)
+        detail = self._memory.procedural.case(self._tenant, id_)
+        self._access.found(detail.case.owner, "case", id_)
+        return detail
 
 
 class TenantMemory:
     """One tenant's memory. Thread-safe and cheap: make one per request or per connection."""
 
-    def __init__(self, memory: Memory, tenant: str) -> None:
+    def __init__(self, memory: Memory, tenant: str, access: Access | None = None) -> None:
         if not tenant or len(tenant) > MAX_TENANT_CHARS:
             raise InvalidInput("tenant", f"a tenant is 1 to {MAX_TENANT_CHARS} characters")
+        access = access or Access(tenant=tenant)
+        if access.tenant != tenant:
+            raise ValueError(f"access to tenant {access.tenant!r} used for {tenant!r}")
         self.tenant = tenant
+        self.access = access
         self._memory = memory
-        self.messages = Messages(memory, tenant)
-        self.facts = Facts(memory, tenant)
-        self.profile = Profile(memory, tenant)
-        self.episodes = Episodes(memory, tenant)
-        self.jobs = Jobs(memory, tenant)
-        self.audit = Audit(memory, tenant)
-        self.traces = Traces(memory, tenant)
-        self.skills = Skills(memory, tenant)
-        self.cases = Cases(memory, tenant)
+        self.messages = Messages(memory, tenant, access)
+        self.facts = Facts(memory, tenant, access)
+        self.profile = Profile(memory, tenant, access)
+        self.episodes = Episodes(memory, tenant, access)
+        self.jobs = Jobs(memory, tenant, access)
+        self.audit = Audit(memory, tenant, access)
+        self.traces = Traces(memory, tenant, access)
+        self.skills = Skills(memory, tenant, access)
+        self.cases = Cases(memory, tenant, access)
 
     def search(self, req: SearchRequest, rs: RetrievalSettings | None = None) -> SearchResult:
         """Hybrid recall (see the README's "Retrieval")."""
+        self.access.owner(req.owner)
         return self._memory.search(self.tenant, req, rs)
 
     def context(self, req: ContextRequest) -> ContextResult:
         """What to put in a prompt about ``req.query``: facts, episodes and messages packed
         within ``req.max_tokens``, each line with its evidence id."""
+        self.access.owner(req.owner)
         return self._memory.context(self.tenant, req)
 
     def answer(self, req: AnswerRequest) -> AnswerResult:
         """The reader's answer from that context (ReaderNotConfigured without an LLM)."""
+        self.access.owner(req.owner)
         return self._memory.answer(self.tenant, req)
 
     def export(self, owner: str, after: str = "", limit: int = DEFAULT_LIMIT) -> OwnerExport:
         """A page of everything stored about ``owner`` (records in a fixed order; ``next`` is
         the cursor of the next page); `export_all` walks every page."""
-        return self._memory.export_owner(self.tenant, owner, after, limit)
+        return self._memory.export_owner(self.tenant, self.access.owner(owner), after, limit)
 
     def export_all(self, owner: str, limit: int = DEFAULT_LIMIT) -> Iterator[ExportRecord]:
         """Every record of ``owner``'s export, page after page."""
@@ -289,5 +377,7 @@ class TenantMemory:
             after = got.next
 
     def usage(self, since: date | None = None, until: date | None = None) -> UsageReport:
-        """LLM calls and tokens per UTC day, operation and model (inclusive dates)."""
+        """LLM calls and tokens per UTC day, operation and model (inclusive dates); they span
+        the tenant."""
+        self.access.tenant_wide("LLM usage")
         return self._memory.llm_usage(self.tenant, since, until)

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from graphmem import neo4j_server
+from graphmem.access import Access
 from graphmem.cli.common import DemoTenant, InProcessWorker, check_tenant, fail
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import GraphMemError
@@ -101,10 +102,20 @@ def mcp(
     transport: Annotated[str, typer.Option(help="stdio | http")] = "stdio",
     host: Annotated[str | None, typer.Option()] = None,
     port: Annotated[int | None, typer.Option()] = None,
+    owner: Annotated[list[str] | None, typer.Option(
+        "--owner", help="stdio: the agent may use this owner's "
+        "memory only (repeat for more); default every owner of the tenant")] = None,
+    read_only: Annotated[bool, typer.Option(
+        "--read-only", help="stdio: the agent may search and "
+        "read, not store or forget")] = False,
 ) -> None:
     """Serve MCP (Model Context Protocol) for Claude Desktop, Cursor and other agents: on
-    stdin/stdout for one tenant, or with --transport http at /mcp of the HTTP API (API keys)."""
+    stdin/stdout for one tenant, or with --transport http at /mcp of the HTTP API (API keys,
+    each with what it grants)."""
     if transport == "http":
+        if owner or read_only:
+            raise typer.BadParameter("over http each API key says what it grants (graphmem "
+                                     "key --owner, --read-only)", param_hint="--owner")
         serve(host, port)
         return
     if transport != "stdio":
@@ -112,7 +123,12 @@ def mcp(
     from graphmem import mcp_server
 
     try:
-        mcp_server.run_stdio(Settings(), tenant)
+        access = Access(tenant=tenant, owners=frozenset(owner) if owner else None,
+                        read_only=read_only)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).splitlines()[-1], param_hint="--owner") from None
+    try:
+        mcp_server.run_stdio(Settings(), access)
     except GraphMemError as exc:
         raise fail(exc) from exc
 

@@ -5,7 +5,7 @@ becomes one typed exception, and a request that got no answer becomes a `Transpo
     ├── InvalidInput        400 / 422: ``field`` names the input at fault, ``errors`` lists each
     │   └── TooLarge        413: more than one request may carry or cost; send less per request
     ├── Unauthorized        401: no API key, or an unknown one
-    ├── Forbidden           403
+    ├── Forbidden           403: the key may not do this; ``field`` names the owner it named
     ├── NotFound            404: nothing with this id for this tenant (or no such route)
     ├── Conflict            409: an id already stored with other content; nothing was written
     ├── Unavailable         503: the server cannot reach its store; retry later
@@ -62,7 +62,12 @@ class Unauthorized(GraphMemError):
 
 
 class Forbidden(GraphMemError):
-    pass
+    """The key may not do this: another owner than its own (``field`` names the input), a
+    write with a read-only key, or a call spanning the tenant with a key for some owners."""
+
+    @property
+    def field(self) -> str | None:
+        return self.body.field if self.body else None
 
 
 class NotFound(GraphMemError):

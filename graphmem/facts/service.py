@@ -48,9 +48,12 @@ class Facts:
         return FactStore(self._store, tenant)
 
     # --- writing ------------------------------------------------------------------------------
-    def observe(self, tenant: str, observations: Sequence[ObservationIn]) -> list[FactWrite]:
+    def observe(self, tenant: str, observations: Sequence[ObservationIn],
+                visible: frozenset[str] | None = None) -> list[FactWrite]:
+        """Write observations through the Linker, one transaction; ``visible``: the owners whose
+        messages and facts may be cited as sources (None: every owner's)."""
         now = datetime.now(UTC)
-        known = self._sources(tenant, [o.sources for o in observations])
+        known = self._sources(tenant, [o.sources for o in observations], visible)
         items = []
         for i, o in enumerate(observations):
             where = f"observations[{i}]"
@@ -68,9 +71,11 @@ class Facts:
             ))
         return self._write(tenant, items, now)
 
-    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp]) -> list[FactWrite]:
+    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp],
+                    visible: frozenset[str] | None = None) -> list[FactWrite]:
+        """Apply profile operations; ``visible`` as for `observe`."""
         now = datetime.now(UTC)
-        known = self._sources(tenant, [op.sources for op in ops])
+        known = self._sources(tenant, [op.sources for op in ops], visible)
         items = []
         for i, op in enumerate(ops):
             if op.op == "NOOP":
@@ -110,14 +115,16 @@ class Facts:
             props={**props, "search_text": text}, id_given=given_id is not None,
         )
 
-    def _sources(self, tenant: str, groups: Sequence[Sequence[str]]) -> _Sources:
-        """One look-up for a whole request: which source ids are unknown, and the timestamps of
-        the messages among them (the default valid_from is the earliest source message's)."""
+    def _sources(self, tenant: str, groups: Sequence[Sequence[str]],
+                 visible: frozenset[str] | None) -> _Sources:
+        """One look-up for a whole request: which source ids are unknown (or of owners not
+        ``visible``), and the timestamps of the messages among them (the default valid_from is
+        the earliest source message's)."""
         ids = list(dict.fromkeys(s for group in groups for s in group))
         if not ids:
             return _Sources(set(), {})
         rows = self._store.tenant(tenant).get_messages(ids)
-        return _Sources(set(self._facts(tenant).missing_sources(ids)),
+        return _Sources(set(self._facts(tenant).missing_sources(ids, visible)),
                         {r["id"]: r["timestamp"] for r in rows})
 
     def _write(self, tenant: str, items: list[FactItem], now: datetime) -> list[FactWrite]:

@@ -56,10 +56,12 @@ def _q(tx: ManagedTransaction, name: str, **params: Any) -> list[Row]:
 
 
 class FactStore(TenantBound):
-    def missing_sources(self, ids: list[str]) -> list[str]:
+    def missing_sources(self, ids: list[str], owners: frozenset[str] | None = None) -> list[str]:
+        """Which of ``ids`` name no message, fact or episode (of ``owners``, if given)."""
         if not ids:
             return []
-        rows = self._run("queries/facts/missing_sources", ids=ids)
+        rows = self._run("queries/facts/missing_sources", ids=ids,
+                         owners=None if owners is None else sorted(owners))
         missing: list[str] = rows[0]["missing"] if rows else []
         return missing
 

@@ -181,9 +181,20 @@ class TenantStore(TenantBound):
         rows = self._run("queries/owner_sessions", owner=owner, skip=skip, limit=limit)
         return [epoch_times(r["s"]) for r in rows]
 
-    def owners(self, after: str, limit: int) -> list[Row]:
-        rows = self._run("queries/owners", after=after, limit=limit)
+    def owners(self, after: str, limit: int, named: frozenset[str] | None = None) -> list[Row]:
+        """The tenant's owners after ``after``; ``named``: of those owners only."""
+        if named is None:
+            rows = self._run("queries/owners", after=after, limit=limit)
+        else:
+            rows = self._run("queries/owners_named", owners=sorted(named), after=after,
+                             limit=limit)
         return [epoch_times(r["o"]) for r in rows]
+
+    def owner_of(self, kind: str, id_: str) -> str | None:
+        """The owner of the message, fact or trace ``id_`` (``kind``); None when there is
+        none."""
+        rows = self._run("queries/owner_of", kind=kind, id=id_)
+        return str(rows[0]["owner"]) if rows else None
 
     def owner_counts(self, owner: str) -> Row:
         return self._run("queries/owner_counts", owner=owner)[0]

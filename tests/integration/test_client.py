@@ -12,10 +12,12 @@ from typing import Any, TypeVar
 
 import pytest
 
+from graphmem.access import Access
 from graphmem.api.app import create_app
 from graphmem.client import (
     AsyncGraphMem,
     Conflict,
+    Forbidden,
     GraphMem,
     InvalidInput,
     NotFound,
@@ -36,13 +38,16 @@ from .test_procedural import drain, run
 
 T = TypeVar("T")
 KEY = "client-key"
+READER = "client-key-reading-one-owner"
 TENANT = f"t-client-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture(scope="module")
 def server(settings: Settings, memory: Memory) -> Iterator[str]:
-    s = settings.model_copy(update={"api_keys": {hash_api_key(KEY): TENANT},
-                                    "max_request_bytes": 200_000})
+    keys = {hash_api_key(KEY): TENANT,
+            hash_api_key(READER): Access(tenant=TENANT, owners=frozenset({"reader-owner"}),
+                                         read_only=True)}
+    s = settings.model_copy(update={"api_keys": keys, "max_request_bytes": 200_000})
     with serve(create_app(s, memory)) as url:
         yield url
 
@@ -193,6 +198,15 @@ def test_error_answers_of_the_real_server(server: str) -> None:
     with GraphMem(server, api_key="wrong") as anon, pytest.raises(Unauthorized) as who:
         anon.jobs()
     assert who.value.status == 401
+
+    with GraphMem(server, api_key=READER) as reader:
+        with pytest.raises(Forbidden) as other:
+            reader.search("anything", owner=o)
+        assert other.value.status == 403 and other.value.field == "owner"
+        with pytest.raises(Forbidden) as writing:
+            reader.add_messages([msg(0, "reader-owner")])
+        assert writing.value.field is None and "read-only" in writing.value.detail
+        assert reader.search("anything", owner="reader-owner").hits == []
 
     closed = f"http://127.0.0.1:{free_port()}"
     with GraphMem(closed, retries=1, backoff=0.01) as nowhere, \

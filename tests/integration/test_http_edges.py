@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from graphmem.access import Access
 from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.models import Message
@@ -32,8 +33,8 @@ class Stub:
     def ensure_schema(self) -> None:
         pass
 
-    def for_tenant(self, name: str) -> TenantMemory:
-        return TenantMemory(self, name)  # type: ignore[arg-type]
+    def for_tenant(self, name: str, access: Access | None = None) -> TenantMemory:
+        return TenantMemory(self, name, access)  # type: ignore[arg-type]
 
     def get_message(self, tenant: str, id_: str) -> Message:
         raise RuntimeError("an unforeseen bug")

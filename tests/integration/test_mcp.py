@@ -24,12 +24,17 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from graphmem.access import Access
 from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
+from graphmem.facts.models import ObservationIn
+from graphmem.models import MessageIn
 from graphmem.service import Memory
 from graphmem.worker import Worker
 from tests.integration.conftest import KEYS
 from tests.integration.helpers import msg, owner
+
+ONE_OWNER = "mcp-one-owner"
 
 TOOLS = {"add_messages", "search_memory", "get_context", "list_sessions", "get_session_messages",
          "record_facts", "query_facts", "fact_history", "get_profile", "update_profile",
@@ -48,8 +53,10 @@ def _free_port() -> int:
 def mcp_url(settings: Settings, memory: Memory) -> Iterator[str]:
     """The real API (with /mcp) served by uvicorn in a thread, keys of tenant-a and tenant-b."""
     port = _free_port()
-    s = settings.model_copy(update={"api_keys": {hash_api_key(k): t for k, t in KEYS.items()},
-                                    "host": "127.0.0.1", "port": port})
+    keys: dict[str, str | Access] = {hash_api_key(k): t for k, t in KEYS.items()}
+    keys[hash_api_key("key-a-one-owner")] = Access(tenant="tenant-a",
+                                                   owners=frozenset({ONE_OWNER}))
+    s = settings.model_copy(update={"api_keys": keys, "host": "127.0.0.1", "port": port})
     server = uvicorn.Server(uvicorn.Config(create_app(s, memory), host="127.0.0.1", port=port,
                                            log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -393,10 +400,8 @@ def test_http_tenants_are_isolated(mcp_url: str) -> None:
     over_http(mcp_url, "key-a", lambda c: c.call_tool("forget_owner", {"owner": who}))
 
 
-def test_stdio_serves_one_tenant(settings: Settings, memory: Memory, tenant: str) -> None:
-    """``graphmem mcp --tenant T`` spawned as a subprocess, as Claude Desktop does."""
-    who = owner()
-    command = Path(sys.executable).parent / "graphmem"
+def _stdio(settings: Settings, *args: str) -> StdioServerParameters:
+    """``graphmem mcp ARGS`` as Claude Desktop starts it, pointed at the test Neo4j."""
     env = {
         "GRAPHMEM_NEO4J_INSTANCE_DIR": str(settings.neo4j_instance_dir),
         "GRAPHMEM_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
@@ -404,8 +409,47 @@ def test_stdio_serves_one_tenant(settings: Settings, memory: Memory, tenant: str
         "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
         **{k: v for k, v in os.environ.items() if k in ("HF_HOME", "XDG_CACHE_HOME")},
     }
-    params = StdioServerParameters(command=str(command), args=["mcp", "--tenant", tenant],
-                                   env=env)
+    return StdioServerParameters(command=str(Path(sys.executable).parent / "graphmem"),
+                                 args=["mcp", *args], env=env)
+
+
+def test_http_key_limited_to_one_owner(mcp_url: str, memory: Memory) -> None:
+    """A key for one owner of tenant-a: its owner's memory works, another's is refused, and a
+    fact of another owner is unknown to it."""
+    other = owner()
+    tm = memory.for_tenant("tenant-a")
+    [fact] = tm.facts.observe([ObservationIn(owner=other, subject="locker", type="code",
+                                             content="4711")])
+
+    async def work(client: Client) -> dict[str, Any]:
+        return {
+            "add": data(await client.call_tool("add_messages", {"messages": [
+                msg(0, ONE_OWNER, text="The boat leaves at nine.")]})),
+            "search": data(await client.call_tool("search_memory", {
+                "query": "boat", "owner": ONE_OWNER})),
+            "other": await client.call_tool("query_facts", {"owner": other}),
+            "add_other": await client.call_tool("add_messages", {"messages": [
+                msg(1, ONE_OWNER), msg(0, other)]}),
+            "history": await client.call_tool("fact_history", {"fact_id": fact.id}),
+            "forget": await client.call_tool("forget_fact", {"fact_id": fact.id}),
+        }
+
+    out = over_http(mcp_url, "key-a-one-owner", work)
+    assert out["add"]["created"] == 1
+    assert [h["text"] for h in out["search"]["hits"]] == ["The boat leaves at nine."]
+    assert f"forbidden: owner: this key may not use owner {other!r}" in error_text(out["other"])
+    assert "forbidden: messages[1].owner: " in error_text(out["add_other"])
+    assert "not found" in error_text(out["history"]) and "not found" in error_text(out["forget"])
+    assert len(tm.messages.session("s1", ONE_OWNER)) == 1  # the refused batch wrote nothing
+    assert tm.facts.history(fact.id).facts[0].content == "4711"
+    for o in (ONE_OWNER, other):
+        tm.messages.forget_owner(o)
+
+
+def test_stdio_serves_one_tenant(settings: Settings, memory: Memory, tenant: str) -> None:
+    """``graphmem mcp --tenant T`` spawned as a subprocess, as Claude Desktop does."""
+    who = owner()
+    params = _stdio(settings, "--tenant", tenant)
 
     async def main() -> dict[str, Any]:
         async with Client(params, read_timeout_seconds=120) as client:
@@ -432,3 +476,33 @@ def test_stdio_serves_one_tenant(settings: Settings, memory: Memory, tenant: str
     assert [m.text for m in stored] == ["The boat leaves at nine."]
     assert memory.for_tenant("tenant-a").messages.session("s1", who) == []
     memory.for_tenant(tenant).messages.forget_owner(who)
+
+
+def test_stdio_limited_to_one_owner_read_only(settings: Settings, memory: Memory,
+                                              tenant: str) -> None:
+    """``graphmem mcp --owner O --read-only``: the agent searches O's memory, nothing else."""
+    who, other = owner(), owner()
+    tm = memory.for_tenant(tenant)
+    tm.messages.ingest([MessageIn(**msg(0, who, text="The boat leaves at nine.")),
+                        MessageIn(**msg(0, other, text="The train leaves at ten."))])
+
+    async def main() -> dict[str, Any]:
+        async with Client(_stdio(settings, "--tenant", tenant, "--owner", who, "--read-only"),
+                          read_timeout_seconds=120) as client:
+            return {
+                "search": data(await client.call_tool("search_memory", {
+                    "query": "when does it leave", "owner": who})),
+                "other": await client.call_tool("search_memory", {
+                    "query": "when does it leave", "owner": other}),
+                "add": await client.call_tool("add_messages", {"messages": [
+                    msg(1, who, text="Bring a coat.")]}),
+                "forget": await client.call_tool("forget_owner", {"owner": who}),
+            }
+
+    out = asyncio.run(main())
+    assert [h["text"] for h in out["search"]["hits"]] == ["The boat leaves at nine."]
+    assert f"forbidden: owner: this key may not use owner {other!r}" in error_text(out["other"])
+    assert "read-only" in error_text(out["add"]) and "read-only" in error_text(out["forget"])
+    assert len(tm.messages.session("s1", who)) == 1 and len(tm.messages.session("s1", other)) == 1
+    for o in (who, other):
+        tm.messages.forget_owner(o)

@@ -67,9 +67,24 @@ def test_key_prints_an_export_line_keeping_the_environments_keys() -> None:
     assert "restart" in err
 
 
+def test_key_for_some_owners_read_only() -> None:
+    old = {hash_api_key("old-key"): {"tenant": "acme", "owners": ["carol"]}}
+    code, out, err, _ = run_cli("key", "acme", "--owner", "bob", "--owner", "alice",
+                                "--read-only", env={"GRAPHMEM_API_KEYS": json.dumps(old)})
+    assert code == 0, err
+    keys = json.loads(out.strip().split("=", 1)[1].strip("'"))
+    assert keys[hash_api_key("old-key")] == {"tenant": "acme", "owners": ["carol"]}
+    key = err.split("(owners alice, bob; read-only): ", 1)[1].split()[0]
+    assert keys[hash_api_key(key)] == {"tenant": "acme", "owners": ["alice", "bob"],
+                                       "read_only": True}
+
+
 def test_key_refuses_a_malformed_environment() -> None:
     r = CliRunner().invoke(app, ["key", "x"], env={"GRAPHMEM_API_KEYS": "{nope"})
     assert r.exit_code == 1 and "GRAPHMEM_API_KEYS is not JSON" in r.output
+    bad = json.dumps({"h": {"tenant": "x", "owners": []}})
+    r = CliRunner().invoke(app, ["key", "x"], env={"GRAPHMEM_API_KEYS": bad})
+    assert r.exit_code == 1 and "GRAPHMEM_API_KEYS must be a JSON object" in r.output
 
 
 @pytest.mark.parametrize("args", [["neo4j", "status"], ["llm", "status"], ["audit"],

@@ -10,8 +10,18 @@ from unittest.mock import MagicMock
 
 import pytest
 
-from graphmem.errors import InvalidInput
-from graphmem.models import AuditResult, ForgetMessages, SearchRequest
+from graphmem.access import Access
+from graphmem.errors import Forbidden, InvalidInput, NotFound
+from graphmem.facts.models import ObservationIn, ProfileOp
+from graphmem.models import (
+    AuditResult,
+    ContextRequest,
+    ExtractionRetryIn,
+    ForgetMessages,
+    MessageIn,
+    SearchRequest,
+)
+from graphmem.procedural.models import SkillSearch, TraceIn
 from graphmem.tenant_memory import TenantMemory
 
 API = Path(__file__).resolve().parents[2] / "api"
@@ -51,7 +61,7 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     tm.messages.forget("m1")
     mem.forget_message.assert_called_once_with("acme", "m1")
     tm.messages.owners("a", 5)
-    mem.owners.assert_called_once_with("acme", "a", 5)
+    mem.owners.assert_called_once_with("acme", "a", 5, None)
     tm.messages.sessions("alice", 2, 3)
     mem.sessions.assert_called_once_with("acme", "alice", 2, 3)
     tm.messages.forget_session("alice", "s1")
@@ -69,7 +79,7 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     tm.profile.get("alice", known_at=t)
     mem.facts.query.assert_called_with("acme", "profile", "alice", None, None, None, t, False)
     tm.profile.apply([])
-    mem.facts.profile_ops.assert_called_once_with("acme", [])
+    mem.facts.profile_ops.assert_called_once_with("acme", [], None)
     tm.jobs.rerun("j1")
     mem.jobs.rerun.assert_called_once_with("acme", "j1")
     tm.usage(date(2026, 1, 1))
@@ -100,3 +110,93 @@ def test_a_tenant_needs_a_name(name: str) -> None:
     with pytest.raises(InvalidInput) as exc:
         TenantMemory(MagicMock(), name)
     assert exc.value.field == "tenant"
+
+
+BOB = "bob"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _limited(**grant: object) -> tuple[MagicMock, TenantMemory]:
+    mem = MagicMock()
+    return mem, TenantMemory(mem, "acme", Access(tenant="acme", **grant))  # type: ignore[arg-type]
+
+
+def _refusals(tm: TenantMemory) -> dict[str, object]:
+    """Every facade call that names the owner ``bob``, unmade."""
+    message = MessageIn(owner=BOB, session_id="s", speaker="b", text="x", timestamp=T0)
+    trace = TraceIn(owner=BOB, started_at=T0, messages=[{"role": "user", "content": "x"}])
+    return {
+        "ingest": lambda: tm.messages.ingest([message]),
+        "sessions": lambda: tm.messages.sessions(BOB),
+        "session": lambda: tm.messages.session("s", BOB),
+        "forget_session": lambda: tm.messages.forget_session(BOB, "s"),
+        "forget_matching": lambda: tm.messages.forget_matching(
+            ForgetMessages(owner=BOB, session_id="s")),
+        "forget_owner": lambda: tm.messages.forget_owner(BOB),
+        "search": lambda: tm.search(SearchRequest(query="q", owner=BOB)),
+        "context": lambda: tm.context(ContextRequest(query="q", owner=BOB)),
+        "export": lambda: tm.export(BOB),
+        "observe": lambda: tm.facts.observe([ObservationIn(owner=BOB, subject="s", type="t",
+                                                           content="c")]),
+        "query": lambda: tm.facts.query(BOB),
+        "profile_apply": lambda: tm.profile.apply([ProfileOp(op="ADD", owner=BOB, key="k",
+                                                             value="v")]),
+        "profile_get": lambda: tm.profile.get(BOB),
+        "episodes": lambda: tm.episodes.search("q", BOB),
+        "traces": lambda: tm.traces.ingest([trace]),
+        "skills": lambda: tm.skills.search(SkillSearch(query="q", owner=BOB)),
+        "retry": lambda: tm.jobs.retry_extraction(ExtractionRetryIn(owner=BOB)),
+        "audit": lambda: tm.audit.run("true_at", {"owner": BOB, "t": "2026-03-15T12:00:00Z"}),
+    }
+
+
+@pytest.mark.parametrize("call", sorted(_refusals(TenantMemory(MagicMock(), "x"))))
+def test_a_key_for_alice_is_refused_bobs_memory_before_anything_runs(call: str) -> None:
+    mem, tm = _limited(owners=frozenset({"alice"}))
+    with pytest.raises(Forbidden) as refused:
+        _refusals(tm)[call]()
+    assert refused.value.field is not None and refused.value.field.endswith("owner")
+    assert mem.mock_calls == [], call  # nothing read, nothing written
+
+
+def test_a_key_for_alice_finds_nothing_of_bobs_by_id() -> None:
+    mem, tm = _limited(owners=frozenset({"alice"}))
+    mem.get_message.return_value.owner = BOB
+    mem.procedural.skill.return_value.skill.owner = BOB
+    mem.procedural.case.return_value.case.owner = BOB
+    mem.owner_of.return_value = BOB
+    for call in (lambda: tm.messages.get("m1"), lambda: tm.skills.get("s1"),
+                 lambda: tm.cases.get("c1"), lambda: tm.messages.forget("m1"),
+                 lambda: tm.facts.forget("f1"), lambda: tm.traces.forget("t1")):
+        with pytest.raises(NotFound):
+            call()
+    assert not mem.forget_message.called and not mem.forget_fact.called
+    assert not mem.forget_trace.called
+    mem.owner_of.return_value = None  # nothing left of it: forgetting says so itself
+    tm.messages.forget("m1")
+    mem.forget_message.assert_called_once_with("acme", "m1")
+    tm.messages.owners()
+    mem.owners.assert_called_once_with("acme", "", 50, frozenset({"alice"}))
+
+
+def test_a_read_only_key_writes_nothing() -> None:
+    mem, tm = _limited(read_only=True)
+    refusals = _refusals(tm)
+    for name in ("ingest", "forget_session", "forget_matching", "forget_owner", "observe",
+                 "profile_apply", "traces", "retry"):
+        with pytest.raises(Forbidden, match="read-only"):
+            refusals[name]()
+    for call in (lambda: tm.messages.forget("m1"), lambda: tm.facts.forget("f1"),
+                 lambda: tm.traces.forget("t1"), lambda: tm.jobs.rerun("j1")):
+        with pytest.raises(Forbidden, match="read-only"):
+            call()
+    assert mem.mock_calls == []
+    for name in ("sessions", "search", "query", "export", "skills"):
+        refusals[name]()  # reads go through
+    tm.jobs.get("j1")
+    tm.usage()
+
+
+def test_access_must_be_for_the_tenant() -> None:
+    with pytest.raises(ValueError, match="access to tenant 'other'"):
+        TenantMemory(MagicMock(), "acme", Access(tenant="other"))

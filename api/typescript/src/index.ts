@@ -68,7 +68,8 @@ export class GraphMemError extends Error {
     this.body = body;
   }
 
-  /** The input at fault (`messages[3].timestamp`), for 400, 413 and 422. */
+  /** The input at fault (`messages[3].timestamp`), for 400, 413 and 422; for 403, the owner
+   * the key may not use (`owner`, `messages[1].owner`). */
   get field(): string | undefined {
     return this.body?.field ?? undefined;
   }
@@ -78,6 +79,8 @@ export class InvalidInput extends GraphMemError {}
 /** 413: more than one request may carry or cost. */
 export class TooLarge extends InvalidInput {}
 export class Unauthorized extends GraphMemError {}
+/** 403: the key may not do this (another owner, a write with a read-only key, a call spanning
+ * the tenant with a key for some owners). */
 export class Forbidden extends GraphMemError {}
 export class NotFound extends GraphMemError {}
 export class Conflict extends GraphMemError {}

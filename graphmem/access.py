@@ -1,0 +1,85 @@
+"""What a caller may do in its tenant: `Access`, what an API key grants (and what ``graphmem mcp
+--owner ... --read-only`` grants an agent). The tenant facade (`TenantMemory`) checks it on every
+call, so the HTTP API, MCP over HTTP or stdio, and the CLI all refuse the same things:
+
+* ``owners``: the owners the key may read and write (``None``: every owner of the tenant). A
+  call naming another owner is refused (`Forbidden`, 403, naming the field); a thing read or
+  forgotten by id (a message, fact, trace, skill, case) that belongs to another owner is
+  answered as if it did not exist (404), so a key learns nothing of owners it may not use;
+  lists (the tenant's owners) show its owners only. Calls that span the tenant (jobs, LLM
+  usage, the audit queries, retrying extraction) need a key for every owner.
+* ``read_only``: searches, context, answers, reads and exports only; every write and every
+  forgetting is refused (403).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from graphmem.errors import Forbidden, NotFound
+
+OwnerName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+MAX_KEY_OWNERS = 1000
+"""Owners one key may name (a key for more is a key for the tenant)."""
+
+
+class Access(BaseModel):
+    """A tenant, and what may be done in it. A key configured as a bare tenant name grants
+    every owner, read and write."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tenant: str = Field(min_length=1, max_length=200)
+    owners: frozenset[OwnerName] | None = Field(
+        default=None, min_length=1, max_length=MAX_KEY_OWNERS,
+        description="The owners this key may use; absent: every owner of the tenant")
+    read_only: bool = Field(default=False, description="Reads and searches only")
+
+    @classmethod
+    def of(cls, grant: str | Access) -> Access:
+        """A configured grant: a tenant name (everything) or an `Access`."""
+        return cls(tenant=grant) if isinstance(grant, str) else grant
+
+    @property
+    def everything(self) -> bool:
+        """Every owner, read and write: what a plain tenant key grants."""
+        return self.owners is None and not self.read_only
+
+    def sees(self, owner: str | None) -> bool:
+        """Whether this key may use ``owner``'s memory (``None``: a thing without owner, which
+        only a key for every owner sees)."""
+        return self.owners is None or (owner is not None and owner in self.owners)
+
+    def owner(self, owner: str, field: str = "owner") -> str:
+        """``owner``, when this key may use it; `Forbidden` naming ``field`` otherwise."""
+        if not self.sees(owner):
+            raise Forbidden(f"this key may not use owner {owner!r}", field=field)
+        return owner
+
+    def each_owner(self, owners: Iterable[str], field: str) -> None:
+        """`owner` for a list: ``field`` is its name, e.g. ``observations`` gives
+        ``observations[2].owner``."""
+        for i, owner in enumerate(owners):
+            self.owner(owner, f"{field}[{i}].owner")
+
+    def found(self, owner: str | None, kind: str, id_: str) -> None:
+        """A thing read or forgotten by id: when it is another owner's, `NotFound` worded as for
+        an id never stored (``no message 'x'``)."""
+        if not self.sees(owner):
+            raise NotFound(f"no {kind} {id_!r}")
+
+    def write(self, what: str) -> None:
+        """`Forbidden` for a read-only key; ``what`` names the write (e.g. "storing messages")."""
+        if self.read_only:
+            raise Forbidden(f"this key is read-only: {what} needs a key that may write")
+
+    def tenant_wide(self, what: str) -> None:
+        """`Forbidden` for a key limited to some owners: ``what`` spans the whole tenant."""
+        if self.owners is not None:
+            raise Forbidden(f"{what} spans the tenant: it needs a key for every owner, not one "
+                            "limited to some")

@@ -44,7 +44,7 @@ from . import (
     usage,
 )
 from . import context as agent_context
-from .auth import KeyGate, access_dependency, resolve_access
+from .auth import KeyGate, KeyRing, access_dependency, resolve_access
 from .limits import BodyLimit
 from .replies import model_reply
 
@@ -87,8 +87,9 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     # here: the SDK takes a second to import, which importers of this module need not pay.
     from graphmem.mcp_server import http_endpoint
 
+    keys = KeyRing(settings)  # a keys file that cannot be read stops the start here
     mcp, mcp_lifespan = http_endpoint(runtime.ready_memory,
-                                      lambda header: resolve_access(settings, header), settings)
+                                      lambda header: resolve_access(keys, header), settings)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -106,10 +107,10 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     # Added last is outermost: an unexpected error becomes a 500 problem, then the key is
     # checked (401 before any body is read), then the body is counted (413).
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
-    app.add_middleware(KeyGate, settings=settings)
+    app.add_middleware(KeyGate, keys=keys)
     app.add_middleware(problems.Unexpected)
-    observability.install(app, settings, runtime)  # outermost: request id, metrics, /readyz
-    Caller = Annotated[Access, Depends(access_dependency(settings))]
+    observability.install(app, settings, runtime, keys)  # outermost: request id, metrics, …
+    Caller = Annotated[Access, Depends(access_dependency(keys))]
 
     # The dependencies are coroutine functions: FastAPI calls them on the event loop, where a
     # plain function would cost a hand-off to a worker thread each (three per request).

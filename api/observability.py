@@ -36,7 +36,7 @@ from graphmem.errors import GraphMemError, SchemaMismatch
 from graphmem.metrics import LATENCY_BUCKETS, JobQueueCollector
 from graphmem.service import Memory
 
-from .auth import resolve_tenant
+from .auth import KeyRing, resolve_tenant
 from .problems import problem
 
 Scope = dict[str, Any]
@@ -200,9 +200,9 @@ class RequestObserver:
     """Pure ASGI middleware, outermost: request id (in, contextvar, out on every response), the
     request's metrics and its log line."""
 
-    def __init__(self, app: Any, settings: Settings) -> None:
+    def __init__(self, app: Any, keys: KeyRing) -> None:
         self.app = app
-        self.settings = settings
+        self.keys = keys  # the tenant label of a request's metrics
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -261,7 +261,7 @@ class RequestObserver:
         if not scope.get("path", "").startswith("/v1"):
             return None
         try:
-            return resolve_tenant(self.settings, authorization.decode("latin-1")
+            return resolve_tenant(self.keys, authorization.decode("latin-1")
                                   if authorization is not None else None)
         except GraphMemError:
             return None
@@ -310,7 +310,7 @@ def _marked(checks: dict[str, str], missing: dict[str, str]) -> dict[str, str]:
 
 
 # --- wiring -----------------------------------------------------------------------------------
-def install(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
+def install(app: FastAPI, settings: Settings, runtime: Runtime, keys: KeyRing) -> None:
     """Logging, tracing, the request middleware (call it after the other middlewares, so it is
     the outermost), ``/readyz`` and, when enabled, ``/metrics``."""
     configure_logging(settings)
@@ -318,7 +318,7 @@ def install(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
     if settings.otel_enabled:
         enable_tracing()
         _tracing = True
-    app.add_middleware(RequestObserver, settings=settings)
+    app.add_middleware(RequestObserver, keys=keys)
 
     @app.get("/readyz", tags=["operations"])
     def readyz() -> JSONResponse:

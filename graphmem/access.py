@@ -16,14 +16,17 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from graphmem.errors import Forbidden, NotFound
 
 OwnerName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+MAX_TENANT = 200
 MAX_KEY_OWNERS = 1000
 """Owners one key may name (a key for more is a key for the tenant)."""
 
@@ -34,7 +37,7 @@ class Access(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    tenant: str = Field(min_length=1, max_length=200)
+    tenant: str = Field(min_length=1, max_length=MAX_TENANT)
     owners: frozenset[OwnerName] | None = Field(
         default=None, min_length=1, max_length=MAX_KEY_OWNERS,
         description="The owners this key may use; absent: every owner of the tenant")
@@ -83,3 +86,38 @@ class Access(BaseModel):
         if self.owners is not None:
             raise Forbidden(f"{what} spans the tenant: it needs a key for every owner, not one "
                             "limited to some")
+
+
+Grant = str | Access
+"""What one key grants, as configured: a tenant's name (everything in it) or an `Access`."""
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def parse_keys(text: str) -> dict[str, Grant]:
+    """API keys as configured (``GRAPHMEM_API_KEYS``, or the keys file): a JSON object from the
+    sha256 hex of each key to a tenant's name or ``{"tenant", "owners"?, "read_only"?}``.
+    ValueError saying what is wrong, and where (the n-th key), never echoing a hash."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(raw, dict):
+        raise ValueError('not a JSON object {"<sha256 of a key>": "tenant", ...}')
+    out: dict[str, Grant] = {}
+    for n, (hashed, grant) in enumerate(raw.items(), 1):
+        if not _SHA256.fullmatch(hashed):
+            raise ValueError(f"key {n}: not the sha256 hex of a key (64 characters 0-9a-f; "
+                             "`graphmem key` writes them)")
+        if isinstance(grant, str) and 0 < len(grant) <= MAX_TENANT:
+            out[hashed] = grant
+            continue
+        if not isinstance(grant, dict):
+            raise ValueError(f"key {n}: a tenant's name or an object "
+                             '{"tenant", "owners", "read_only"}')
+        try:
+            out[hashed] = Access.model_validate(grant)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "grant"
+            raise ValueError(f"key {n}: {where}: {first['msg']}") from None
+    return out

@@ -148,6 +148,12 @@ class Settings(BaseSettings):
         "write), or what it grants: {\"tenant\": T, \"owners\": [...], \"read_only\": true} "
         "(see `graphmem key`)",
     )
+    api_keys_file: Path | None = Field(
+        default=None,
+        description="A JSON file of keys in the form of `api_keys`, read again when it changes "
+        "(within a second): keys added or removed there take effect without a restart "
+        "(`graphmem key --file`, `graphmem revoke-key`)",
+    )
     allow_anonymous: bool = Field(
         default=False,
         description="Dev only: requests without a key act as `anonymous_tenant`. Refused unless "

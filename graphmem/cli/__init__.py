@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from graphmem.cli import memory, serving
+from graphmem.cli import keys, memory, serving
 from graphmem.cli.bench import bench_app
 from graphmem.cli.local_servers import llm_app, neo4j_app
 from graphmem.cli.schema import schema_app
@@ -16,7 +16,8 @@ app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(schema_app, name="schema")
 app.add_typer(bench_app, name="bench")
 app.add_typer(llm_app, name="llm")
-app.command("key")(memory.new_key)
+app.command("key")(keys.new_key)
+app.command("revoke-key")(keys.revoke_key)
 app.command("owners")(memory.owners)
 app.command("sessions")(memory.sessions)
 app.command("export")(memory.export)

@@ -4,10 +4,7 @@ queries, ingest (messages or runs) and search (messages, or skills and cases).""
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
-import shlex
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
@@ -19,9 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from pydantic import BaseModel, ValidationError
 
-from graphmem.access import Access
-from graphmem.cli.common import Tenant, check_tenant, console, fail, progress_bar, tenant_memory
-from graphmem.config import Settings, hash_api_key
+from graphmem.cli.common import Tenant, console, fail, progress_bar, tenant_memory
+from graphmem.config import Settings
 from graphmem.errors import GraphMemError, InvalidInput
 from graphmem.models import ForgetMessages, MessageIn, SearchRequest
 from graphmem.procedural.models import MAX_TRACES, SkillSearch, TraceIn
@@ -31,60 +27,6 @@ if TYPE_CHECKING:
 
 M = TypeVar("M", bound=BaseModel)
 R = TypeVar("R")
-
-
-def _env_keys() -> dict[str, Any]:
-    """The keys already in GRAPHMEM_API_KEYS (a JSON object of hashes), so new keys add to
-    them."""
-    raw = os.environ.get("GRAPHMEM_API_KEYS", "").strip()
-    if not raw:
-        return {}
-    try:
-        keys = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise fail(ValueError(f"GRAPHMEM_API_KEYS is not JSON: {exc.msg}")) from None
-    try:
-        if not isinstance(keys, dict):
-            raise ValueError("not an object")
-        for grant in keys.values():
-            Access.of(grant if isinstance(grant, str) else Access.model_validate(grant))
-    except (ValueError, TypeError) as exc:
-        raise fail(ValueError('GRAPHMEM_API_KEYS must be a JSON object {"<sha256>": "tenant" or '
-                              '{"tenant": ..., "owners": [...], "read_only": ...}}: '
-                              f"{exc}")) from None
-    return {str(k): v for k, v in keys.items()}
-
-
-def new_key(
-    tenant: Annotated[str, typer.Argument(callback=check_tenant)],
-    owner: Annotated[list[str] | None, typer.Option(
-        "--owner", help="Limit the key to this owner (repeat for more): it reads and writes "
-        "their memory only; without it, every owner of the tenant")] = None,
-    read_only: Annotated[bool, typer.Option(
-        "--read-only", help="Searches, context, reads and exports only; no writes, no "
-        "forgetting")] = False,
-) -> None:
-    """Make an API key for TENANT. Prints the key (give it to the client) and, on stdout, the
-    line that sets GRAPHMEM_API_KEYS on the server: the keys already in the environment plus
-    this one (only hashes are kept). The server reads its keys at start: restart it."""
-    try:
-        access = Access(tenant=tenant, owners=frozenset(owner) if owner else None,
-                        read_only=read_only)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc).splitlines()[-1], param_hint="--owner") from None
-    key = "gm_" + secrets.token_urlsafe(24)
-    grant: str | dict[str, Any] = tenant
-    if not access.everything:
-        grant = {"tenant": tenant, **({"owners": sorted(access.owners)} if access.owners else {}),
-                 **({"read_only": True} if read_only else {})}
-    keys = {**_env_keys(), hash_api_key(key): grant}
-    limits = ([f"owners {', '.join(sorted(owner))}"] if owner else []) + (
-        ["read-only"] if read_only else [])
-    console.print(f"key for tenant {tenant!r}" + (f" ({'; '.join(limits)})" if limits else "")
-                  + f": {key}", highlight=False)
-    typer.echo(f"export GRAPHMEM_API_KEYS={shlex.quote(json.dumps(keys))}")
-    console.print(f"{len(keys)} key(s) in that line; restart the server (graphmem serve) for "
-                  "it to take them", highlight=False)
 
 
 class ForgetKind(StrEnum):

@@ -3,7 +3,10 @@ reading (`graphmem.access`)."""
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -213,3 +216,26 @@ def test_a_read_only_key_reads_and_never_writes(keyed: dict[str, Any]) -> None:
     assert c.get(f"/v1/messages/{alice}-s1-7", headers=full).status_code == 404
     assert [o["traces"] for o in c.get("/v1/owners", headers=full).json()
             if o["owner"] == alice] == [1]
+
+
+def test_keys_file_changes_without_a_restart(settings: Settings, memory: Memory,
+                                             tmp_path: Path) -> None:
+    from graphmem.api.app import create_app
+
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps({hash_api_key("first"): "tenant-a"}))
+    s = settings.model_copy(update={"api_keys_file": path})
+    with TestClient(create_app(s, memory)) as client:
+        assert client.get("/v1/owners", headers=auth("first")).status_code == 200
+        assert client.get("/v1/owners", headers=auth("second")).status_code == 401
+        path.write_text(json.dumps({hash_api_key("second"): {"tenant": "tenant-a",
+                                                             "read_only": True}}))
+        time.sleep(1.1)
+        assert client.get("/v1/owners", headers=auth("first")).status_code == 401  # revoked
+        assert client.get("/v1/owners", headers=auth("second")).status_code == 200
+        r = client.post("/v1/messages", json={"messages": [msg(0, owner())]},
+                        headers=auth("second"))
+        assert r.status_code == 403  # what the file grants
+    path.write_text("{")
+    with pytest.raises(ValueError, match=r"keys\.json: not JSON"):
+        create_app(s, memory)

@@ -81,10 +81,42 @@ def test_key_for_some_owners_read_only() -> None:
 
 def test_key_refuses_a_malformed_environment() -> None:
     r = CliRunner().invoke(app, ["key", "x"], env={"GRAPHMEM_API_KEYS": "{nope"})
-    assert r.exit_code == 1 and "GRAPHMEM_API_KEYS is not JSON" in r.output
-    bad = json.dumps({"h": {"tenant": "x", "owners": []}})
+    assert r.exit_code == 1 and "GRAPHMEM_API_KEYS: not JSON" in r.output
+    bad = json.dumps({hash_api_key("k"): {"tenant": "x", "owners": []}})
     r = CliRunner().invoke(app, ["key", "x"], env={"GRAPHMEM_API_KEYS": bad})
-    assert r.exit_code == 1 and "GRAPHMEM_API_KEYS must be a JSON object" in r.output
+    assert r.exit_code == 1 and "GRAPHMEM_API_KEYS: key 1: owners:" in r.output
+
+
+def flat(text: str) -> str:
+    """Console output with its wrapping undone."""
+    return " ".join(text.split())
+
+
+def test_key_into_a_keys_file_and_revoked(tmp_path: Path) -> None:
+    path = tmp_path / "keys.json"
+    runner = CliRunner()
+    made = runner.invoke(app, ["key", "acme", "--owner", "alice", "--file", str(path)],
+                         env={"GRAPHMEM_API_KEYS_FILE": None})
+    assert made.exit_code == 0, made.output
+    key = flat(made.output).split("(owners alice): ", 1)[1].split()[0]
+    assert json.loads(path.read_text()) == {
+        hash_api_key(key): {"tenant": "acme", "owners": ["alice"]}}
+    assert path.stat().st_mode & 0o777 == 0o600
+    again = runner.invoke(app, ["key", "acme"], env={"GRAPHMEM_API_KEYS_FILE": str(path)})
+    assert again.exit_code == 0 and "export GRAPHMEM_API_KEYS" not in flat(again.output)
+    other = flat(again.output).split("key for tenant 'acme': ", 1)[1].split()[0]
+    assert set(json.loads(path.read_text())) == {hash_api_key(key), hash_api_key(other)}
+    gone = runner.invoke(app, ["revoke-key", key, "--file", str(path)])
+    assert gone.exit_code == 0 and "1 key(s) left" in flat(gone.output)
+    by_hash = runner.invoke(app, ["revoke-key", hash_api_key(other), "--file", str(path)])
+    assert by_hash.exit_code == 0 and json.loads(path.read_text()) == {}
+    unknown = runner.invoke(app, ["revoke-key", key, "--file", str(path)])
+    assert unknown.exit_code == 1 and "no such key" in flat(unknown.output)
+    path.write_text("{broken")
+    refused = runner.invoke(app, ["key", "acme", "--file", str(path)])
+    assert refused.exit_code == 1 and "nothing written" in flat(refused.output)
+    assert path.read_text() == "{broken"
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left
 
 
 @pytest.mark.parametrize("args", [["neo4j", "status"], ["llm", "status"], ["audit"],

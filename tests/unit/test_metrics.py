@@ -16,6 +16,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 
 from graphmem import metrics
 from graphmem.api import observability
+from graphmem.api.auth import KeyRing
 from graphmem.config import Settings
 from graphmem.errors import Conflict, SchemaMismatch, StoreUnavailable
 from graphmem.models import IngestReport, SearchRequest, SearchResult
@@ -366,7 +367,7 @@ def test_middleware_labels_are_bounded() -> None:
     def item(item_id: str) -> dict[str, str]:
         return {"id": item_id}
 
-    app.add_middleware(observability.RequestObserver, settings=Settings())
+    app.add_middleware(observability.RequestObserver, keys=KeyRing(Settings()))
     templ = delta("graphmem_http_requests_total", method="GET", route="/items/{item_id}",
                   status="200")
     unmatched = delta("graphmem_http_requests_total", method="GET", route="unmatched",

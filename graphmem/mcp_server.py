@@ -95,6 +95,10 @@ e.g. 2026-03-12T14:05:00+01:00 or 2026-03-12T13:05:00Z."""
 
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 READ = ToolAnnotations(read_only_hint=True)
+WRITE_TOOLS = frozenset({"add_messages", "record_facts", "update_profile", "add_traces",
+                         "set_outcome", "forget_message", "forget_fact", "forget_session",
+                         "forget_owner"})
+"""The tools that write or forget: a read-only stdio server does not offer them."""
 ANY_ID = ResourceSecurity(exempt_params={"session_id", "owner", "fact_id"})  # ids, not paths
 # Ids may hold "/" ({+id}: as it is, or percent-encoded as %2F).
 
@@ -425,7 +429,11 @@ def run_stdio(settings: Settings, access: Access) -> None:
         memory = Memory.open(settings)
     try:
         scoped = memory.for_tenant(access.tenant, access)
-        build_server(lambda _: scoped).run("stdio")
+        server = build_server(lambda _: scoped)
+        if access.read_only:  # offer the agent only what it may call
+            for name in WRITE_TOOLS:
+                server.remove_tool(name)
+        server.run("stdio")
     finally:
         memory.close()
 

@@ -28,6 +28,7 @@ from graphmem.access import Access
 from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.facts.models import ObservationIn
+from graphmem.mcp_server import WRITE_TOOLS
 from graphmem.models import MessageIn
 from graphmem.service import Memory
 from graphmem.worker import Worker
@@ -99,6 +100,8 @@ def test_http_lists_every_tool_with_a_description(mcp_url: str) -> None:
 
     tools, templates = over_http(mcp_url, "key-a", work)
     assert {t.name for t in tools} == TOOLS
+    assert {t.name for t in tools if not (t.annotations and t.annotations.read_only_hint)} \
+        == WRITE_TOOLS  # what a read-only stdio server leaves out
     for tool in tools:
         assert tool.description and len(tool.description) > 40, tool.name
     audit_tool = next(t for t in tools if t.name == "run_audit_query")
@@ -480,7 +483,8 @@ def test_stdio_serves_one_tenant(settings: Settings, memory: Memory, tenant: str
 
 def test_stdio_limited_to_one_owner_read_only(settings: Settings, memory: Memory,
                                               tenant: str) -> None:
-    """``graphmem mcp --owner O --read-only``: the agent searches O's memory, nothing else."""
+    """``graphmem mcp --owner O --read-only``: the agent searches O's memory, nothing else; the
+    tools that write are not offered."""
     who, other = owner(), owner()
     tm = memory.for_tenant(tenant)
     tm.messages.ingest([MessageIn(**msg(0, who, text="The boat leaves at nine.")),
@@ -490,6 +494,7 @@ def test_stdio_limited_to_one_owner_read_only(settings: Settings, memory: Memory
         async with Client(_stdio(settings, "--tenant", tenant, "--owner", who, "--read-only"),
                           read_timeout_seconds=120) as client:
             return {
+                "tools": {t.name for t in (await client.list_tools()).tools},
                 "search": data(await client.call_tool("search_memory", {
                     "query": "when does it leave", "owner": who})),
                 "other": await client.call_tool("search_memory", {
@@ -502,7 +507,8 @@ def test_stdio_limited_to_one_owner_read_only(settings: Settings, memory: Memory
     out = asyncio.run(main())
     assert [h["text"] for h in out["search"]["hits"]] == ["The boat leaves at nine."]
     assert f"forbidden: owner: this key may not use owner {other!r}" in error_text(out["other"])
-    assert "read-only" in error_text(out["add"]) and "read-only" in error_text(out["forget"])
+    assert out["tools"] == TOOLS - WRITE_TOOLS
+    assert "Unknown tool" in error_text(out["add"]) and "Unknown tool" in error_text(out["forget"])
     assert len(tm.messages.session("s1", who)) == 1 and len(tm.messages.session("s1", other)) == 1
     for o in (who, other):
         tm.messages.forget_owner(o)

@@ -45,7 +45,7 @@ from . import (
 )
 from . import context as agent_context
 from .auth import KeyGate, KeyRing, access_dependency, resolve_access
-from .limits import BodyLimit
+from .limits import BodyLimit, RateGate
 from .replies import model_reply
 
 
@@ -107,6 +107,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     # Added last is outermost: an unexpected error becomes a 500 problem, then the key is
     # checked (401 before any body is read), then the body is counted (413).
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(RateGate, settings=settings, keys=keys)  # 429 before the body is read
     app.add_middleware(KeyGate, keys=keys)
     app.add_middleware(problems.Unexpected)
     observability.install(app, settings, runtime, keys)  # outermost: request id, metrics, …

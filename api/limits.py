@@ -1,12 +1,65 @@
-"""A request body larger than the limit is refused with 413 before it is read into memory."""
+"""Limits of the HTTP edge: a request body larger than the limit is refused with 413 before it
+is read into memory (`BodyLimit`); a key past its rate is refused with 429 before its body is
+read (`RateGate`)."""
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
+from graphmem.config import Settings, hash_api_key
+from graphmem.errors import Unauthorized
+from graphmem.ratelimit import TokenBuckets
+
+from .auth import KeyRing, resolve_access
 from .problems import problem
 
 Scope = dict[str, Any]
+LIMITED = ("/v1", "/mcp")
+"""The paths whose requests count against their key's rate."""
+
+
+class RateGate:
+    """Pure ASGI middleware: each key's requests to ``/v1`` and ``/mcp`` are paced by a token
+    bucket (`graphmem.ratelimit`): ``rate_limit`` per second (the key's own, else the
+    server's), bursts of ``rate_limit_burst``; past it a 429 problem with ``Retry-After``
+    (whole seconds) goes out before the body is read, and nothing is done. Requests without a
+    valid key pass on to their 401. Anonymous requests share one bucket."""
+
+    def __init__(self, app: Any, settings: Settings, keys: KeyRing) -> None:
+        self.app = app
+        self.rate = settings.rate_limit
+        self.keys = keys
+        self.buckets = TokenBuckets(settings.rate_limit_burst, time.monotonic)
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] == "http" and any(path == p or path.startswith(p + "/")
+                                           for p in LIMITED):
+            wait, detail = self._wait([v for k, v in scope.get("headers", [])
+                                       if k == b"authorization"])
+            if wait > 0:
+                after = max(1, math.ceil(wait))
+                await problem(429, "too many requests", f"{detail}; retry after {after} s",
+                              headers={"Retry-After": str(after)})(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _wait(self, values: list[bytes]) -> tuple[float, str]:
+        """(seconds until the key's next request may go, 0 now; what its rate is). A request
+        with several keys or none valid is the key check's to refuse, not counted here."""
+        if len(values) > 1:
+            return 0.0, ""
+        header = values[0].decode("latin-1") if values else None
+        try:
+            access = resolve_access(self.keys, header)
+        except Unauthorized:
+            return 0.0, ""
+        rate = self.rate if access.rate_limit is None else access.rate_limit
+        key = hash_api_key(header.partition(" ")[2].strip()) if header else "anonymous"
+        return self.buckets.take(key, rate), (
+            f"this key may send {rate:g} requests per second (bursts of {self.buckets.burst})")
 
 
 class BodyLimit:

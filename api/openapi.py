@@ -6,7 +6,7 @@ and on every request body its example (`api/examples.py`).
 `document(schema)` is a pure function over FastAPI's generated schema; `install(app)` makes the
 app serve its result. Which statuses an operation gets follows from what the edge does:
 every operation can fail unexpectedly (500); ``/v1`` needs a key (401) that grants the call
-(403) and the store (503);
+(403) and is within its rate (429), and the store (503);
 a body can be malformed (400), too large (413) or invalid (422), and so can parameters (422);
 a path with an id can name nothing (404); a few writes can conflict (409).
 """
@@ -55,6 +55,8 @@ MEANING = {
     413: "More than one request may be: the body exceeds the size limit, or the work a budget "
          "(`field` names it); nothing was done.",
     422: "Invalid input; `field` names it.",
+    429: "Too many requests for this key (`rate_limit`); nothing was done: send it again after "
+         "`Retry-After` seconds.",
     500: "Unexpected error (logged by the server).",
     503: "Neo4j is unreachable; retry later (see `Retry-After`).",
 }
@@ -75,7 +77,7 @@ def error_statuses(method: str, path: str, operation: dict[str, Any]) -> set[int
     params = operation.get("parameters", [])
     out = {500}
     if path.startswith("/v1/"):
-        out |= {401, 403, 503}  # 403: what the key grants (graphmem.access)
+        out |= {401, 403, 429, 503}  # 403: what the key grants; 429: its rate
     out |= PROBES.get(path, set())
     if path.startswith("/browser/"):
         out.add(403)  # loopback clients only

@@ -10,6 +10,7 @@ call, so the HTTP API, MCP over HTTP or stdio, and the CLI all refuse the same t
   usage, the audit queries, retrying extraction) need a key for every owner.
 * ``read_only``: searches, context, answers, reads and exports only; every write and every
   forgetting is refused (403).
+* ``rate_limit``: requests per second for this key, instead of the server's (`RateGate`).
 
 Pure: no I/O.
 """
@@ -42,6 +43,10 @@ class Access(BaseModel):
         default=None, min_length=1, max_length=MAX_KEY_OWNERS,
         description="The owners this key may use; absent: every owner of the tenant")
     read_only: bool = Field(default=False, description="Reads and searches only")
+    rate_limit: float | None = Field(
+        default=None, ge=0.0, allow_inf_nan=False,
+        description="Requests per second for this key (0: no limit); absent: the server's "
+        "`rate_limit`")
 
     @classmethod
     def of(cls, grant: str | Access) -> Access:
@@ -50,8 +55,9 @@ class Access(BaseModel):
 
     @property
     def everything(self) -> bool:
-        """Every owner, read and write: what a plain tenant key grants."""
-        return self.owners is None and not self.read_only
+        """Every owner, read and write, at the server's rate: what a plain tenant key
+        grants."""
+        return self.owners is None and not self.read_only and self.rate_limit is None
 
     def sees(self, owner: str | None) -> bool:
         """Whether this key may use ``owner``'s memory (``None``: a thing without owner, which

@@ -154,6 +154,15 @@ class Settings(BaseSettings):
         "(within a second): keys added or removed there take effect without a restart "
         "(`graphmem key --file`, `graphmem revoke-key`)",
     )
+    rate_limit: float = Field(
+        default=0.0, ge=0.0, allow_inf_nan=False,
+        description="Requests per second each API key may send (to /v1 and /mcp, in each API "
+        "process), with bursts of `rate_limit_burst`; beyond it 429 with Retry-After. 0: no "
+        "limit. A key's own `rate_limit` (in its grant) overrides it",
+    )
+    rate_limit_burst: int = Field(
+        default=20, ge=1, le=100_000,
+        description="Requests a key may send at once before `rate_limit` paces it")
     allow_anonymous: bool = Field(
         default=False,
         description="Dev only: requests without a key act as `anonymous_tenant`. Refused unless "

@@ -80,6 +80,9 @@ def new_key(
     read_only: Annotated[bool, typer.Option(
         "--read-only", help="Searches, context, reads and exports only; no writes, no "
         "forgetting")] = False,
+    rate_limit: Annotated[float | None, typer.Option(
+        "--rate-limit", min=0.0, help="Requests per second for this key (0: no limit); "
+        "default the server's GRAPHMEM_RATE_LIMIT")] = None,
     file: KeysFile = None,
 ) -> None:
     """Make an API key for TENANT. Prints the key (give it to the client). With a keys file,
@@ -88,16 +91,18 @@ def new_key(
     (only hashes are kept; restart the server to take it)."""
     try:
         access = Access(tenant=tenant, owners=frozenset(owner) if owner else None,
-                        read_only=read_only)
+                        read_only=read_only, rate_limit=rate_limit)
     except ValueError as exc:
         raise typer.BadParameter(str(exc).splitlines()[-1], param_hint="--owner") from None
     key = "gm_" + secrets.token_urlsafe(24)
     grant: str | dict[str, Any] = tenant
     if not access.everything:
-        grant = {"tenant": tenant, **({"owners": sorted(access.owners)} if access.owners else {}),
-                 **({"read_only": True} if read_only else {})}
+        fields = {"tenant": tenant, "owners": sorted(access.owners) if access.owners else None,
+                  "read_only": True if read_only else None, "rate_limit": rate_limit}
+        grant = {k: v for k, v in fields.items() if v is not None}
     limits = ([f"owners {', '.join(sorted(owner))}"] if owner else []) + (
-        ["read-only"] if read_only else [])
+        ["read-only"] if read_only else []) + (
+        [f"{rate_limit:g} requests/s"] if rate_limit is not None else [])
     console.print(f"key for tenant {tenant!r}" + (f" ({'; '.join(limits)})" if limits else "")
                   + f": {key}", highlight=False)
     if file is not None:

@@ -39,10 +39,10 @@ def httpx_options(base_url: str | None, api_key: str | None, timeout: float | ht
 class Retry:
     """How often and how long to wait before sending a request again.
 
-    A request is sent again after a connection that never opened (any request), and after a
-    503 or a lost answer (only requests safe to repeat, `Endpoint.retry`), at most ``retries``
-    times, waiting ``backoff`` x 2^attempt seconds (+-20 % jitter), at least the server's
-    ``Retry-After``, at most ``max_backoff``."""
+    A request is sent again after a connection that never opened or a 429 (the key's rate was
+    spent: nothing was read; any request), and after a 503 or a lost answer (only requests safe
+    to repeat, `Endpoint.retry`), at most ``retries`` times, waiting ``backoff`` x 2^attempt
+    seconds (+-20 % jitter), at least the server's ``Retry-After``, at most ``max_backoff``."""
 
     retries: int = 2
     backoff: float = 0.5
@@ -55,7 +55,8 @@ class Retry:
             return None
         wait = self.backoff * 2.0**attempt * random.uniform(0.8, 1.2)
         if isinstance(outcome, httpx.Response):
-            if outcome.status_code != 503 or not call.endpoint.retry:
+            if not (outcome.status_code == 429
+                    or (outcome.status_code == 503 and call.endpoint.retry)):
                 return None
             wait = max(wait, retry_after(outcome) or 0.0)
         elif not isinstance(outcome, NEVER_SENT) and not call.endpoint.retry:

@@ -8,6 +8,7 @@ becomes one typed exception, and a request that got no answer becomes a `Transpo
     ├── Forbidden           403: the key may not do this; ``field`` names the owner it named
     ├── NotFound            404: nothing with this id for this tenant (or no such route)
     ├── Conflict            409: an id already stored with other content; nothing was written
+    ├── RateLimited         429: the key's rate is spent; nothing was done (retried for you)
     ├── Unavailable         503: the server cannot reach its store; retry later
     ├── ServerError         500 and other 5xx: see the server's log
     └── TransportError      no answer: the connection failed or was lost
@@ -86,6 +87,15 @@ class Unavailable(GraphMemError):
         return retry_after(self.response) if self.response is not None else None
 
 
+class RateLimited(GraphMemError):
+    """429: the key sent more requests than its rate allows; nothing was done. The client
+    sends it again after ``retry_after`` seconds, up to its retries, before raising this."""
+
+    @property
+    def retry_after(self) -> float | None:
+        return retry_after(self.response) if self.response is not None else None
+
+
 class ServerError(GraphMemError):
     pass
 
@@ -100,7 +110,7 @@ class Timeout(TransportError):
 
 BY_STATUS: dict[int, type[GraphMemError]] = {
     400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
-    413: TooLarge, 422: InvalidInput, 503: Unavailable,
+    413: TooLarge, 422: InvalidInput, 429: RateLimited, 503: Unavailable,
 }
 
 

@@ -239,3 +239,31 @@ def test_keys_file_changes_without_a_restart(settings: Settings, memory: Memory,
     path.write_text("{")
     with pytest.raises(ValueError, match=r"keys\.json: not JSON"):
         create_app(s, memory)
+
+
+def test_each_key_is_paced_at_its_rate(settings: Settings, memory: Memory) -> None:
+    from graphmem.api.app import create_app
+
+    keys = {hash_api_key("slow"): "tenant-a", hash_api_key("slow-too"): "tenant-a",
+            hash_api_key("free"): Access(tenant="tenant-a", rate_limit=0)}
+    s = settings.model_copy(update={"api_keys": keys, "rate_limit": 1.0,
+                                    "rate_limit_burst": 2})
+    with TestClient(create_app(s, memory)) as client:
+        assert [client.get("/v1/owners", headers=auth("slow")).status_code
+                for _ in range(2)] == [200, 200]  # the burst
+        r = client.post("/v1/messages", json={"messages": [msg(0, owner())]},
+                        headers=auth("slow"))
+        assert r.status_code == 429 and r.headers["retry-after"] == "1"
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert r.json()["title"] == "too many requests"
+        assert "1 requests per second (bursts of 2)" in r.json()["detail"]
+        mcp = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                          headers=auth("slow"))
+        assert mcp.status_code == 429  # MCP counts against the same key
+        assert client.get("/v1/owners", headers=auth("slow-too")).status_code == 200
+        assert all(client.get("/v1/owners", headers=auth("free")).status_code == 200
+                   for _ in range(10))
+        assert client.get("/v1/owners", headers=auth("nobody")).status_code == 401
+        assert client.get("/healthz").status_code == 200  # outside /v1: not counted
+        time.sleep(1.05)
+        assert client.get("/v1/owners", headers=auth("slow")).status_code == 200

@@ -95,12 +95,12 @@ def flat(text: str) -> str:
 def test_key_into_a_keys_file_and_revoked(tmp_path: Path) -> None:
     path = tmp_path / "keys.json"
     runner = CliRunner()
-    made = runner.invoke(app, ["key", "acme", "--owner", "alice", "--file", str(path)],
-                         env={"GRAPHMEM_API_KEYS_FILE": None})
+    made = runner.invoke(app, ["key", "acme", "--owner", "alice", "--rate-limit", "2.5",
+                               "--file", str(path)], env={"GRAPHMEM_API_KEYS_FILE": None})
     assert made.exit_code == 0, made.output
-    key = flat(made.output).split("(owners alice): ", 1)[1].split()[0]
+    key = flat(made.output).split("(owners alice; 2.5 requests/s): ", 1)[1].split()[0]
     assert json.loads(path.read_text()) == {
-        hash_api_key(key): {"tenant": "acme", "owners": ["alice"]}}
+        hash_api_key(key): {"tenant": "acme", "owners": ["alice"], "rate_limit": 2.5}}
     assert path.stat().st_mode & 0o777 == 0o600
     again = runner.invoke(app, ["key", "acme"], env={"GRAPHMEM_API_KEYS_FILE": str(path)})
     assert again.exit_code == 0 and "export GRAPHMEM_API_KEYS" not in flat(again.output)

@@ -23,6 +23,7 @@ from graphmem.client import (
     GraphMemError,
     InvalidInput,
     NotFound,
+    RateLimited,
     ServerError,
     Timeout,
     TooLarge,
@@ -41,7 +42,8 @@ MESSAGE = {"owner": "alice", "session_id": "s1", "speaker": "alice", "text": "hi
 
 def problem(status: int, detail: str = "it went wrong", **extra: Any) -> httpx.Response:
     body = {"type": "about:blank", "title": "t", "status": status, "detail": detail, **extra}
-    headers = {"Retry-After": "5"} if status == 503 else {}
+    headers = {"Retry-After": "5"} if status == 503 else {"Retry-After": "2"} if status == 429 \
+        else {}
     return httpx.Response(status, json=body, headers=headers,
                           extensions={"reason_phrase": b"x"})
 
@@ -69,8 +71,8 @@ class Script:
 
 @pytest.mark.parametrize(("status", "cls"), [
     (400, InvalidInput), (401, Unauthorized), (404, NotFound), (409, Conflict),
-    (413, TooLarge), (422, InvalidInput), (500, ServerError), (503, Unavailable),
-    (405, GraphMemError),
+    (413, TooLarge), (422, InvalidInput), (429, RateLimited), (500, ServerError),
+    (503, Unavailable), (405, GraphMemError),
 ])
 def test_error_answers_become_typed_exceptions(status: int, cls: type[GraphMemError]) -> None:
     with client(Script(problem(status)), retries=0) as gm, pytest.raises(cls) as info:
@@ -204,6 +206,16 @@ def test_a_503_is_retried_for_safe_requests_then_raised() -> None:
     assert len(script.requests) == 1  # not idempotent: sent once
 
 
+def test_a_429_is_retried_for_any_request_after_retry_after() -> None:
+    script = Script(problem(429), httpx.Response(201, json=[]))
+    with client(script, retries=2) as gm:  # not idempotent, but the server did nothing
+        gm.add_observations([{"owner": "o", "subject": "s", "type": "t", "content": "c"}])
+    assert len(script.requests) == 2
+    with client(Script(problem(429)), retries=1) as gm, pytest.raises(RateLimited) as info:
+        gm.search("q", owner="alice")
+    assert info.value.retry_after == 2.0
+
+
 def test_connection_errors_are_retried_lost_answers_only_when_safe() -> None:
     refused = httpx.ConnectError("refused")
     script = Script(refused, httpx.Response(201, json=[]))
@@ -252,6 +264,8 @@ def test_retry_policy_table() -> None:
     assert policy.delay(safe, 0, problem(503)) == 5.0  # Retry-After, under max_backoff
     assert policy.delay(safe, 1, problem(503)) is None  # retries spent
     assert policy.delay(unsafe, 0, problem(503)) is None
+    assert policy.delay(unsafe, 0, problem(429)) == 2.0  # nothing was read: any request
+    assert policy.delay(unsafe, 1, problem(429)) is None
     assert policy.delay(safe, 0, problem(500)) is None
     assert policy.delay(unsafe, 0, httpx.ConnectError("x")) == 0.0
     assert policy.delay(unsafe, 0, httpx.ReadError("x")) is None

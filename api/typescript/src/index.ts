@@ -5,7 +5,8 @@
  * `src/schema.d.ts` with openapi-typescript), so they are the server's own models. Every error
  * answer (`application/problem+json`) is thrown as a typed `GraphMemError` subclass; a request
  * that gets no answer throws `TransportError`. Reads, message and trace batches (idempotent by
- * id) and searches are retried on 503 and on network errors, with exponential backoff.
+ * id) and searches are retried on 503 and on network errors, with exponential backoff; any
+ * request is retried on 429 (the key's rate spent: nothing was done), after its Retry-After.
  *
  *     const gm = new GraphMem({ baseUrl: "http://127.0.0.1:8000", apiKey: "..." });
  *     await gm.addMessages([{ owner: "alice", session_id: "s1", speaker: "alice",
@@ -84,6 +85,8 @@ export class Unauthorized extends GraphMemError {}
 export class Forbidden extends GraphMemError {}
 export class NotFound extends GraphMemError {}
 export class Conflict extends GraphMemError {}
+/** 429: the key's rate was spent (after the client's retries); nothing was done. */
+export class RateLimited extends GraphMemError {}
 /** 503: the server cannot reach Neo4j; retry later. */
 export class Unavailable extends GraphMemError {}
 export class ServerError extends GraphMemError {}
@@ -92,7 +95,7 @@ export class TransportError extends GraphMemError {}
 
 const BY_STATUS: Record<number, typeof GraphMemError> = {
   400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
-  413: TooLarge, 422: InvalidInput, 503: Unavailable,
+  413: TooLarge, 422: InvalidInput, 429: RateLimited, 503: Unavailable,
 };
 
 export interface GraphMemOptions {
@@ -312,7 +315,9 @@ export class GraphMem {
         throw new TransportError(`no answer: ${String(err)}`);
       }
       if (response.ok) return (await response.json()) as T;
-      if (response.status === 503 && call.retry && attempt < this.retries) {
+      // 429: the key's rate was spent and nothing was read, so any request may go again.
+      if ((response.status === 429 || (response.status === 503 && call.retry))
+          && attempt < this.retries) {
         const after = Number(response.headers.get("Retry-After") ?? "0") * 1000;
         await response.body?.cancel();
         await sleep(Math.min(Math.max(this.wait(attempt), after || 0), 8000));

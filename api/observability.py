@@ -31,7 +31,7 @@ from prometheus_client import (
 )
 
 from graphmem import __version__
-from graphmem.config import Settings, is_loopback
+from graphmem.config import Settings, is_loopback, key_id
 from graphmem.errors import GraphMemError, SchemaMismatch
 from graphmem.metrics import LATENCY_BUCKETS, JobQueueCollector
 from graphmem.service import Memory
@@ -246,6 +246,7 @@ class RequestObserver:
                 "method": method, "route": route, "status": status,
                 "duration_ms": round(seconds * 1000, 2),
                 "tenant": self.tenant(scope, headers.get(b"authorization")),
+                "key": self.key(scope, headers.get(b"authorization")),
             })
             request_id.reset(token)
 
@@ -256,6 +257,15 @@ class RequestObserver:
         answered before routing (401 without a valid key, 413 too large)."""
         found = getattr(scope.get("route"), "path", None)
         return found if isinstance(found, str) and found else UNMATCHED
+
+    @staticmethod
+    def key(scope: Scope, authorization: bytes | None) -> str | None:
+        """The public id of the request's bearer key (`key_id`), known or not, under ``/v1``
+        and ``/mcp``: which client sent it, without the key."""
+        if authorization is None or not scope.get("path", "").startswith(("/v1", "/mcp")):
+            return None
+        scheme, _, key = authorization.decode("latin-1").partition(" ")
+        return key_id(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
 
     def tenant(self, scope: Scope, authorization: bytes | None) -> str | None:
         if not scope.get("path", "").startswith("/v1"):

@@ -42,6 +42,16 @@ def hash_api_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
+KEY_ID_CHARS = 12
+
+
+def key_id(key: str) -> str:
+    """A key's public id: the first 12 hex characters of its hash (in the request log, printed
+    by `graphmem key`, accepted by `graphmem revoke-key`); it tells keys apart, never reveals
+    one."""
+    return hash_api_key(key)[:KEY_ID_CHARS]
+
+
 class Settings(BaseSettings):
     """Every knob of graphmem. Environment variables: ``GRAPHMEM_<FIELD>`` (upper case)."""
 

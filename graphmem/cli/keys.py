@@ -18,7 +18,7 @@ import typer
 
 from graphmem.access import Access, parse_keys
 from graphmem.cli.common import check_tenant, console, fail
-from graphmem.config import hash_api_key
+from graphmem.config import KEY_ID_CHARS, hash_api_key, key_id
 
 KeysFile = Annotated[Path | None, typer.Option(
     "--file", envvar="GRAPHMEM_API_KEYS_FILE", dir_okay=False,
@@ -105,6 +105,8 @@ def new_key(
         [f"{rate_limit:g} requests/s"] if rate_limit is not None else [])
     console.print(f"key for tenant {tenant!r}" + (f" ({'; '.join(limits)})" if limits else "")
                   + f": {key}", highlight=False)
+    console.print(f"its id (in the request log; enough to revoke it): {key_id(key)}",
+                  highlight=False)
     if file is not None:
         keys = {**_file_keys(file), hash_api_key(key): grant}
         _write_keys(file, keys)
@@ -118,7 +120,9 @@ def new_key(
 
 
 def revoke_key(
-    key: Annotated[str, typer.Argument(help="The key, or the sha256 hex of it")],
+    key: Annotated[str, typer.Argument(
+        help="The key, its id (12 hex characters, as `graphmem key` and the request log "
+        "show it) or its sha256 hex")],
     file: KeysFile = None,
 ) -> None:
     """Remove a key from the keys file: the server refuses it within a second. (A key set in
@@ -127,7 +131,8 @@ def revoke_key(
         raise typer.BadParameter("revoking needs the keys file (or GRAPHMEM_API_KEYS_FILE)",
                                  param_hint="--file")
     keys = _file_keys(file)
-    hashed = key if key in keys else hash_api_key(key)
+    named = [h for h in keys if h == key or (len(key) == KEY_ID_CHARS and h.startswith(key))]
+    hashed = named[0] if len(named) == 1 else hash_api_key(key)
     if hashed not in keys:
         raise fail(ValueError(f"no such key in {file} (nothing changed)"))
     del keys[hashed]

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.parser import text_string_to_metric_families
 
 from graphmem.api.app import create_app
-from graphmem.config import Settings, hash_api_key
+from graphmem.config import Settings, hash_api_key, key_id
 from graphmem.service import Memory
 from tests.integration.conftest import KEYS, auth
 from tests.integration.helpers import msg, owner
@@ -148,6 +148,7 @@ def test_json_logs_one_line_per_request(
     assert first["duration_ms"] > 0
     assert first["level"] == "INFO"
     assert requests["log-line-2"]["tenant"] == "tenant-b"
+    assert (first["key"], requests["log-line-2"]["key"]) == (key_id("key-a"), key_id("key-b"))
 
 
 def _free_port() -> int:

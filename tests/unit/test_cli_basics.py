@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from graphmem.cli import app
-from graphmem.config import hash_api_key
+from graphmem.config import hash_api_key, key_id
 
 MODEL_MODULES = ("sentence_transformers", "torch", "onnxruntime", "transformers", "optimum")
 """Loading the embedding model imports these; `graphmem.embeddings` itself is light (a
@@ -108,8 +108,10 @@ def test_key_into_a_keys_file_and_revoked(tmp_path: Path) -> None:
     assert set(json.loads(path.read_text())) == {hash_api_key(key), hash_api_key(other)}
     gone = runner.invoke(app, ["revoke-key", key, "--file", str(path)])
     assert gone.exit_code == 0 and "1 key(s) left" in flat(gone.output)
-    by_hash = runner.invoke(app, ["revoke-key", hash_api_key(other), "--file", str(path)])
-    assert by_hash.exit_code == 0 and json.loads(path.read_text()) == {}
+    assert f"its id (in the request log; enough to revoke it): {key_id(other)}" \
+        in flat(again.output)
+    by_id = runner.invoke(app, ["revoke-key", key_id(other), "--file", str(path)])
+    assert by_id.exit_code == 0 and json.loads(path.read_text()) == {}
     unknown = runner.invoke(app, ["revoke-key", key, "--file", str(path)])
     assert unknown.exit_code == 1 and "no such key" in flat(unknown.output)
     path.write_text("{broken")

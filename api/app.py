@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Path, Query, Response
+from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from graphmem import __version__, export
 from graphmem.access import Access
-from graphmem.config import Settings
+from graphmem.config import Settings, caller_of
 from graphmem.errors import GraphMemError, StoreUnavailable
 from graphmem.export import OwnerExport
 from graphmem.models import (
@@ -124,8 +124,9 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
 
     Mem = Annotated[Memory, Depends(ready_memory)]
 
-    async def tenant_memory(access: Caller, mem: Mem) -> TenantMemory:
-        return mem.for_tenant(access.tenant, access)
+    async def tenant_memory(access: Caller, mem: Mem,
+                            authorization: str | None = Header(default=None)) -> TenantMemory:
+        return mem.for_tenant(access.tenant, access, caller_of(authorization))
 
     TenantMem = Annotated[TenantMemory, Depends(tenant_memory)]  # the caller's memory
     v1 = APIRouter(prefix="/v1")

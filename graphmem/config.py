@@ -52,6 +52,13 @@ def key_id(key: str) -> str:
     return hash_api_key(key)[:KEY_ID_CHARS]
 
 
+def caller_of(authorization: str | None) -> str:
+    """Who sends a request, for the audit records: the id of its bearer key (`key_id`), or
+    ``anonymous``."""
+    _, _, key = (authorization or "").partition(" ")
+    return key_id(key.strip()) if key.strip() else "anonymous"
+
+
 class Settings(BaseSettings):
     """Every knob of graphmem. Environment variables: ``GRAPHMEM_<FIELD>`` (upper case)."""
 

@@ -34,7 +34,8 @@ for real, and everything that was made from it alone; it rewrites nothing else:
   and a ``form_skills`` job forms the owner's clusters and skills again from the other cases.
 
 Each forgetting is one transaction, bound to the tenant (another tenant's id is unknown: 404),
-and leaves a ``:Deletion`` audit record: kind, SHA-256 of the id, time, counts; no content.
+and leaves a ``:Deletion`` audit record: kind, SHA-256 of the id, time, who asked (``by``: the
+caller's API key id, ``cli``, ``mcp-stdio``), counts; no content.
 (A session's "id" is its owner and session id joined by a line feed, ``f"{owner}\n{session}"``:
 neither may hold one.)
 Forgetting again what was already forgotten answers ``already_forgotten`` (idempotent); an id
@@ -69,26 +70,27 @@ def session_key(owner: str, session_id: str) -> str:
 
 
 def forget(store: Store, tenant: str, kind: Literal["message", "trace", "fact"],
-           id_: str) -> ForgetReport:
-    """Forget one message, trace or fact of ``tenant``; NotFound for an id never stored."""
+           id_: str, by: str | None = None) -> ForgetReport:
+    """Forget one message, trace or fact of ``tenant``; NotFound for an id never stored. ``by``:
+    who asked, kept in the audit record."""
     forgetter = store.tenant(tenant).sibling(ForgetStore)
     digest, now = id_hash(id_), datetime.now(UTC)
-    row = getattr(forgetter, kind)(id_, digest, now)
+    row = getattr(forgetter, kind)(id_, digest, now, by)
     return _report(forgetter, kind, id_, digest, now, row)
 
 
 def forget_session(store: Store, tenant: str, owner: str, session_id: str,
-                   limit: int) -> ForgetReport:
+                   limit: int, by: str | None = None) -> ForgetReport:
     """Forget every message of ``owner``'s session ``session_id`` and what rests only on them;
     NotFound for a session never stored, `TooLarge` beyond ``limit`` messages."""
     forgetter = store.tenant(tenant).sibling(ForgetStore)
     digest, now = id_hash(session_key(owner, session_id)), datetime.now(UTC)
-    row = forgetter.session(owner, session_id, digest, now, limit)
+    row = forgetter.session(owner, session_id, digest, now, limit, by)
     return _report(forgetter, "session", session_id, digest, now, row, owner=owner)
 
 
 def forget_matching(store: Store, tenant: str, req: ForgetMessages,
-                    limit: int) -> ForgetReport:
+                    limit: int, by: str | None = None) -> ForgetReport:
     """Forget the messages of ``req.owner`` that ``req`` chooses and what rests only on them;
     `TooLarge` (nothing deleted) beyond ``limit`` messages."""
     forgetter = store.tenant(tenant).sibling(ForgetStore)
@@ -97,7 +99,7 @@ def forget_matching(store: Store, tenant: str, req: ForgetMessages,
     filters = Filters(req.session_id, req.time_from, req.time_to, condition(req.metadata))
     field = next(f for f in ("metadata", "session_id", "time_from", "time_to")
                  if getattr(req, f) is not None)
-    row = forgetter.matching(req.owner, filters, digest, now, limit, field)
+    row = forgetter.matching(req.owner, filters, digest, now, limit, field, by)
     return _report(forgetter, "messages", key, digest, now, row, owner=req.owner)
 
 

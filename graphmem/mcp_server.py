@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError
 
 from graphmem import __version__, audit
 from graphmem.access import Access
-from graphmem.config import Settings
+from graphmem.config import Settings, caller_of
 from graphmem.errors import (
     Forbidden,
     GraphMemError,
@@ -428,7 +428,7 @@ def run_stdio(settings: Settings, access: Access) -> None:
     with contextlib.redirect_stdout(sys.stderr):
         memory = Memory.open(settings)
     try:
-        scoped = memory.for_tenant(access.tenant, access)
+        scoped = memory.for_tenant(access.tenant, access, caller="mcp-stdio")
         server = build_server(lambda _: scoped)
         if access.read_only:  # offer the agent only what it may call
             for name in WRITE_TOOLS:
@@ -479,8 +479,9 @@ def http_endpoint(
     lifespan must run while the app serves (it holds the MCP task group)."""
 
     def scoped(ctx: Ctx) -> TenantMemory:
-        access = resolve(_authorization(ctx))
-        return memory().for_tenant(access.tenant, access)
+        header = _authorization(ctx)
+        access = resolve(header)
+        return memory().for_tenant(access.tenant, access, caller_of(header))
 
     server = build_server(scoped)
     # On a loopback host the SDK adds DNS rebinding protection (Host and Origin checked).

@@ -113,10 +113,12 @@ class Memory:
             self._decide_llm.close()
         self.store.close()
 
-    def for_tenant(self, name: str, access: Access | None = None) -> TenantMemory:
+    def for_tenant(self, name: str, access: Access | None = None,
+                   caller: str | None = None) -> TenantMemory:
         """One tenant's memory: the way in for the API, the MCP server, the CLI and the bench;
-        ``access`` limits what it may do (default: everything, as a tenant's key)."""
-        return TenantMemory(self, name, access)
+        ``access`` limits what it may do (default: everything, as a tenant's key), ``caller``
+        names who uses it in the audit records (an API key's id, ``cli``, ``mcp-stdio``)."""
+        return TenantMemory(self, name, access, caller)
 
     @property
     def jobs(self) -> JobQueue:
@@ -198,33 +200,36 @@ class Memory:
         return DeleteReport(owner=owner, **removed)
 
     # --- forgetting one thing (see graphmem.forget for what goes with it) ----------------------
-    def forget_message(self, tenant: str, id_: str) -> ForgetReport:
+    def forget_message(self, tenant: str, id_: str, by: str | None = None) -> ForgetReport:
         """Forget one message, its units, windows and episode (re-formed from the rest) and the
         facts resting only on it; one transaction, audited. NotFound for an unknown id."""
-        return forget(self.store, tenant, "message", id_)
+        return forget(self.store, tenant, "message", id_, by)
 
-    def forget_session(self, tenant: str, owner: str, session_id: str) -> ForgetReport:
+    def forget_session(self, tenant: str, owner: str, session_id: str,
+                       by: str | None = None) -> ForgetReport:
         """Forget every message of one session of ``owner`` and what rests only on them; one
         transaction, audited. NotFound for an unknown session, TooLarge (nothing deleted) beyond
         ``max_forget_session_messages``."""
         return forget_session(self.store, tenant, owner, session_id,
-                              self.settings.max_forget_session_messages)
+                              self.settings.max_forget_session_messages, by)
 
-    def forget_matching(self, tenant: str, req: ForgetMessages) -> ForgetReport:
+    def forget_matching(self, tenant: str, req: ForgetMessages,
+                        by: str | None = None) -> ForgetReport:
         """Forget an owner's messages that ``req`` chooses (metadata, session, time) and what
         rests only on them; one transaction, audited. TooLarge (nothing deleted) beyond
         ``max_forget_matching_messages``."""
-        return forget_matching(self.store, tenant, req, self.settings.max_forget_matching_messages)
+        return forget_matching(self.store, tenant, req, self.settings.max_forget_matching_messages,
+                               by)
 
-    def forget_trace(self, tenant: str, id_: str) -> ForgetReport:
+    def forget_trace(self, tenant: str, id_: str, by: str | None = None) -> ForgetReport:
         """Forget one trace, its steps and cases, and the skill versions resting only on them
         (the owner's skills are re-formed from the other cases)."""
-        return forget(self.store, tenant, "trace", id_)
+        return forget(self.store, tenant, "trace", id_, by)
 
-    def forget_fact(self, tenant: str, id_: str) -> ForgetReport:
+    def forget_fact(self, tenant: str, id_: str, by: str | None = None) -> ForgetReport:
         """Forget one fact and the facts resting only on it; the facts it superseded stay
         closed."""
-        return forget(self.store, tenant, "fact", id_)
+        return forget(self.store, tenant, "fact", id_, by)
 
     def llm_usage(self, tenant: str, since: date | None = None,
                   until: date | None = None) -> UsageReport:

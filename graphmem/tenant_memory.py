@@ -18,8 +18,9 @@ Sub-services, by what they hold:
     tm.audit      queries, run (the named read-only Cypher queries)
     tm.traces, tm.skills, tm.cases       procedural memory (traces.forget forgets one run)
 
-Every call is checked against the caller's `Access` (``Memory.for_tenant(name, access)``): the
-owners it may use and whether it may write (see `graphmem.access`).
+Every call is checked against the caller's `Access` (``Memory.for_tenant(name, access,
+caller)``): the owners it may use and whether it may write (see `graphmem.access`); ``caller``
+(an API key's id, ``cli``, ``mcp-stdio``) goes into the audit record of each forgetting.
 """
 
 from __future__ import annotations
@@ -79,10 +80,12 @@ MAX_TENANT_CHARS = 200
 class _Bound:
     """A part of one tenant's memory, and what the caller may do in it."""
 
-    def __init__(self, memory: Memory, tenant: str, access: Access) -> None:
+    def __init__(self, memory: Memory, tenant: str, access: Access,
+                 caller: str | None) -> None:
         self._memory = memory
         self._tenant = tenant
         self._access = access
+        self._caller = caller
 
     def _owned(self, kind: Literal["message", "fact", "trace"], id_: str) -> None:
         """Before a change by id: NotFound when the thing is another owner's (only a key
@@ -143,19 +146,20 @@ class Messages(_Bound):
         """Forget one message and what rests only on it (see `graphmem.forget`)."""
         self._access.write("forgetting a message")
         self._owned("message", id_)
-        return self._memory.forget_message(self._tenant, id_)
+        return self._memory.forget_message(self._tenant, id_, self._caller)
 
     def forget_session(self, owner: str, session_id: str) -> ForgetReport:
         """Forget every message of ``owner``'s session and what rests only on them."""
         self._access.write("forgetting a session")
-        return self._memory.forget_session(self._tenant, self._access.owner(owner), session_id)
+        return self._memory.forget_session(self._tenant, self._access.owner(owner), session_id,
+                                           self._caller)
 
     def forget_matching(self, req: ForgetMessages) -> ForgetReport:
         """Forget an owner's messages chosen by a filter (metadata, session, time) and what
         rests only on them (at most `max_forget_matching_messages` a call)."""
         self._access.write("forgetting messages")
         self._access.owner(req.owner)
-        return self._memory.forget_matching(self._tenant, req)
+        return self._memory.forget_matching(self._tenant, req, self._caller)
 
     def forget_owner(self, owner: str) -> DeleteReport:
         """Delete everything of ``owner`` in this tenant: messages, facts, episodes, jobs, runs."""
@@ -196,7 +200,7 @@ class Facts(_Bound):
         """Forget one fact and the facts resting only on it."""
         self._access.write("forgetting a fact")
         self._owned("fact", id_)
-        return self._memory.forget_fact(self._tenant, id_)
+        return self._memory.forget_fact(self._tenant, id_, self._caller)
 
 
 class Profile(_Bound):
@@ -295,7 +299,7 @@ class Traces(_Bound):
         """Forget one trace, its steps and cases, and the skill versions resting only on them."""
         self._access.write("forgetting an agent run")
         self._owned("trace", id_)
-        return self._memory.forget_trace(self._tenant, id_)
+        return self._memory.forget_trace(self._tenant, id_, self._caller)
 
 
 class Skills(_Bound):
@@ -326,7 +330,8 @@ class Cases(_Bound):
 class TenantMemory:
     """One tenant's memory. Thread-safe and cheap: make one per request or per connection."""
 
-    def __init__(self, memory: Memory, tenant: str, access: Access | None = None) -> None:
+    def __init__(self, memory: Memory, tenant: str, access: Access | None = None,
+                 caller: str | None = None) -> None:
         if not tenant or len(tenant) > MAX_TENANT_CHARS:
             raise InvalidInput("tenant", f"a tenant is 1 to {MAX_TENANT_CHARS} characters")
         access = access or Access(tenant=tenant)
@@ -334,16 +339,19 @@ class TenantMemory:
             raise ValueError(f"access to tenant {access.tenant!r} used for {tenant!r}")
         self.tenant = tenant
         self.access = access
+        self.caller = caller
+        """Who uses this memory, kept in the audit records of what it forgets."""
         self._memory = memory
-        self.messages = Messages(memory, tenant, access)
-        self.facts = Facts(memory, tenant, access)
-        self.profile = Profile(memory, tenant, access)
-        self.episodes = Episodes(memory, tenant, access)
-        self.jobs = Jobs(memory, tenant, access)
-        self.audit = Audit(memory, tenant, access)
-        self.traces = Traces(memory, tenant, access)
-        self.skills = Skills(memory, tenant, access)
-        self.cases = Cases(memory, tenant, access)
+        parts = (memory, tenant, access, caller)
+        self.messages = Messages(*parts)
+        self.facts = Facts(*parts)
+        self.profile = Profile(*parts)
+        self.episodes = Episodes(*parts)
+        self.jobs = Jobs(*parts)
+        self.audit = Audit(*parts)
+        self.traces = Traces(*parts)
+        self.skills = Skills(*parts)
+        self.cases = Cases(*parts)
 
     def search(self, req: SearchRequest, rs: RetrievalSettings | None = None) -> SearchResult:
         """Hybrid recall (see the README's "Retrieval")."""

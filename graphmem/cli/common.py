@@ -70,7 +70,7 @@ def tenant_memory(tenant: str) -> Iterator[TenantMemory]:
         mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
         try:
             mem.ping()  # Neo4j down: one line now, not after the query retries
-            yield mem.for_tenant(tenant)
+            yield mem.for_tenant(tenant, caller="cli")
         finally:
             mem.close()
     except GraphMemError as exc:

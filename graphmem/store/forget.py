@@ -61,8 +61,9 @@ class ForgetStore(TenantBound):
         return at
 
     def _record(self, tx: ManagedTransaction, kind: str, id_hash: str, now: datetime,
-                removed: dict[str, int]) -> None:
-        _q(tx, "record", tenant=self.tenant, kind=kind, id_hash=id_hash, at=now, counts=removed)
+                removed: dict[str, int], by: str | None) -> None:
+        _q(tx, "record", tenant=self.tenant, kind=kind, id_hash=id_hash, at=now, counts=removed,
+           by=by)
 
     def _jobs(self, tx: ManagedTransaction, jobs: list[Any]) -> list[str]:
         settings = self._store.settings
@@ -75,7 +76,8 @@ class ForgetStore(TenantBound):
             return {"facts": 0, "supersessions": 0, "keys": 0}
         return _q(tx, "delete_facts", tenant=self.tenant, ids=ids)[0]
 
-    def message(self, id_: str, id_hash: str, now: datetime) -> Row | None:
+    def message(self, id_: str, id_hash: str, now: datetime,
+                by: str | None = None) -> Row | None:
         tenant = self.tenant
 
         def work(tx: ManagedTransaction) -> Row | None:
@@ -92,7 +94,7 @@ class ForgetStore(TenantBound):
                 [{"owner": owner, "session_id": session_id}] if row["remaining"] else []))
             removed = {"messages": 1, **{k: row[k] for k in MESSAGE_COUNTS},
                        "facts": gone["facts"]}
-            self._record(tx, "message", id_hash, now, removed)
+            self._record(tx, "message", id_hash, now, removed, by)
             return {"removed": removed, "facts": facts, "episodes": episodes, "jobs": jobs,
                     "supersessions": gone["supersessions"]}
 
@@ -100,7 +102,7 @@ class ForgetStore(TenantBound):
         return result
 
     def session(self, owner: str, session_id: str, id_hash: str, now: datetime,
-                limit: int) -> Row | None:
+                limit: int, by: str | None = None) -> Row | None:
         """Every message of ``owner``'s session and what rests only on them. Raises `TooLarge`
         (nothing deleted) when the session holds more than ``limit`` messages."""
         tenant = self.tenant
@@ -123,7 +125,7 @@ class ForgetStore(TenantBound):
             _relink_episodes(tx, tenant, owner, episodes)
             removed = {"messages": row["messages"], **{k: row[k] for k in MESSAGE_COUNTS},
                        "facts": gone["facts"]}
-            self._record(tx, "session", id_hash, now, removed)
+            self._record(tx, "session", id_hash, now, removed, by)
             return {"removed": removed, "facts": facts, "episodes": episodes, "jobs": [],
                     "supersessions": gone["supersessions"]}
 
@@ -131,7 +133,7 @@ class ForgetStore(TenantBound):
         return result
 
     def matching(self, owner: str, filters: Filters, id_hash: str, now: datetime,
-                 limit: int, field: str) -> Row:
+                 limit: int, field: str, by: str | None = None) -> Row:
         """Every message of ``owner`` that ``filters`` choose, and what rests only on them, as
         each would go alone (the chains relinked around them one by one, their sessions formed
         again), in one transaction. Raises `TooLarge` naming ``field`` (nothing deleted) when
@@ -162,14 +164,14 @@ class ForgetStore(TenantBound):
             jobs = self._jobs(tx, form_session_jobs(
                 [{"owner": owner, "session_id": sid} for sid in plan["sessions"]
                  if remaining.get(sid)]))
-            self._record(tx, "messages", id_hash, now, removed)
+            self._record(tx, "messages", id_hash, now, removed, by)
             return {"removed": removed, "facts": facts, "episodes": episodes, "jobs": jobs,
                     "supersessions": gone["supersessions"]}
 
         result: Row = self._store.write_tx(work)
         return result
 
-    def fact(self, id_: str, id_hash: str, now: datetime) -> Row | None:
+    def fact(self, id_: str, id_hash: str, now: datetime, by: str | None = None) -> Row | None:
         tenant = self.tenant
 
         def work(tx: ManagedTransaction) -> Row | None:
@@ -178,14 +180,14 @@ class ForgetStore(TenantBound):
             facts = _unsupported(tx, tenant, [], [], [id_])
             gone = self._delete_facts(tx, facts)
             removed = {"facts": gone["facts"]}
-            self._record(tx, "fact", id_hash, now, removed)
+            self._record(tx, "fact", id_hash, now, removed, by)
             return {"removed": removed, "facts": facts, "episodes": [], "jobs": [],
                     "supersessions": gone["supersessions"]}
 
         result: Row | None = self._store.write_tx(work)
         return result
 
-    def trace(self, id_: str, id_hash: str, now: datetime) -> Row | None:
+    def trace(self, id_: str, id_hash: str, now: datetime, by: str | None = None) -> Row | None:
         tenant = self.tenant
 
         def work(tx: ManagedTransaction) -> Row | None:
@@ -196,7 +198,7 @@ class ForgetStore(TenantBound):
             jobs = self._jobs(tx, [form_skills_job(plan[0]["owner"])] if row["cases"] else [])
             removed = {"traces": 1, "steps": row["steps"], "cases": row["cases"],
                        "skills": row["skills"], "clusters": row["clusters"]}
-            self._record(tx, "trace", id_hash, now, removed)
+            self._record(tx, "trace", id_hash, now, removed, by)
             return {"removed": removed, "facts": [], "episodes": [], "jobs": jobs,
                     "supersessions": 0}
 

@@ -114,6 +114,7 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
     assert r.exit_code == 0, r.output
     [row] = [json.loads(line) for line in r.stdout.splitlines()]
     assert row["kind"] == "message" and row["id_hash"] == id_hash(target)
+    assert row["by"] == "cli"
     assert [m.id for m in memory.session_messages(tenant, "s1", who)] == [
         f"{who}-s1-0", f"{who}-s1-2"]
     r = runner.invoke(app, ["owners", "--tenant", tenant])

@@ -12,6 +12,7 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
+from graphmem.config import key_id
 from graphmem.errors import TooLarge
 from graphmem.facts.models import FactWrite, ObservationIn
 from graphmem.forget import id_hash, session_key
@@ -106,6 +107,7 @@ def test_forget_a_message(api: TestClient, memory: Memory, cypher: Any) -> None:
     rows = [r for r in deletions(api) if r["id_hash"] == id_hash(ids[2])]
     assert len(rows) == 1 and rows[0]["kind"] == "message"
     assert rows[0]["messages"] == 1 and rows[0]["facts"] == 2
+    assert rows[0]["by"] == key_id("key-a")  # who asked: the key's id, never the key
     assert SECRET not in json.dumps(rows) and ids[2] not in json.dumps(rows)
     assert not [r for r in deletions(api, "key-b") if r["id_hash"] == id_hash(ids[2])]
     api.delete(f"/v1/owners/{who}", headers=auth())

@@ -93,3 +93,11 @@ def test_a_file_that_cannot_be_read_at_start_stops_the_start(tmp_path: Path) -> 
 def test_anonymous_when_allowed() -> None:
     ring = KeyRing(Settings(allow_anonymous=True, anonymous_tenant="dev-x"))
     assert resolve_access(ring, None) == Access(tenant="dev-x")
+
+
+def test_the_caller_is_named_by_its_keys_id() -> None:
+    from graphmem.config import caller_of, key_id
+
+    assert caller_of("Bearer secret-key") == key_id("secret-key") == hash_api_key(
+        "secret-key")[:12]
+    assert caller_of(None) == caller_of("Bearer ") == "anonymous"

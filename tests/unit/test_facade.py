@@ -59,16 +59,16 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     tm.export("alice", "message:m1", 7)
     mem.export_owner.assert_called_once_with("acme", "alice", "message:m1", 7)
     tm.messages.forget("m1")
-    mem.forget_message.assert_called_once_with("acme", "m1")
+    mem.forget_message.assert_called_once_with("acme", "m1", None)
     tm.messages.owners("a", 5)
     mem.owners.assert_called_once_with("acme", "a", 5, None)
     tm.messages.sessions("alice", 2, 3)
     mem.sessions.assert_called_once_with("acme", "alice", 2, 3)
     tm.messages.forget_session("alice", "s1")
-    mem.forget_session.assert_called_once_with("acme", "alice", "s1")
+    mem.forget_session.assert_called_once_with("acme", "alice", "s1", None)
     forget = ForgetMessages(owner="alice", session_id="s1")
     tm.messages.forget_matching(forget)
-    mem.forget_matching.assert_called_once_with("acme", forget)
+    mem.forget_matching.assert_called_once_with("acme", forget, None)
     tm.search(req)
     mem.search.assert_called_once_with("acme", req, None)
     tm.facts.query("alice", as_of=t)
@@ -89,7 +89,7 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     tm.cases.get("c1")
     mem.procedural.case.assert_called_once_with("acme", "c1")
     tm.traces.forget("t1")
-    mem.forget_trace.assert_called_once_with("acme", "t1")
+    mem.forget_trace.assert_called_once_with("acme", "t1", None)
 
 
 def test_audit_runs_for_the_tenant_only() -> None:
@@ -174,7 +174,7 @@ def test_a_key_for_alice_finds_nothing_of_bobs_by_id() -> None:
     assert not mem.forget_trace.called
     mem.owner_of.return_value = None  # nothing left of it: forgetting says so itself
     tm.messages.forget("m1")
-    mem.forget_message.assert_called_once_with("acme", "m1")
+    mem.forget_message.assert_called_once_with("acme", "m1", None)
     tm.messages.owners()
     mem.owners.assert_called_once_with("acme", "", 50, frozenset({"alice"}))
 
@@ -200,3 +200,12 @@ def test_a_read_only_key_writes_nothing() -> None:
 def test_access_must_be_for_the_tenant() -> None:
     with pytest.raises(ValueError, match="access to tenant 'other'"):
         TenantMemory(MagicMock(), "acme", Access(tenant="other"))
+
+
+def test_the_caller_goes_into_what_is_forgotten() -> None:
+    mem = MagicMock()
+    tm = TenantMemory(mem, "acme", caller="3f1c0b9a72de")
+    tm.facts.forget("f1")
+    mem.forget_fact.assert_called_once_with("acme", "f1", "3f1c0b9a72de")
+    tm.messages.forget_session("alice", "s1")
+    mem.forget_session.assert_called_once_with("acme", "alice", "s1", "3f1c0b9a72de")

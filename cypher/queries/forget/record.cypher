@@ -1,7 +1,9 @@
 // Purpose: the audit record of one forgetting: what kind of thing, the SHA-256 of its id (never
-//   the id itself, never any content), when, and how many nodes of each kind went.
-// Parameters: $tenant, $kind ('message' | 'session' | 'trace' | 'fact'), $id_hash, $at,
-//   $counts (a map of integers, e.g. {messages: 1, sentences: 2, ...})
+//   the id itself, never any content), when, who asked (the caller: an API key's id, 'cli',
+//   'mcp-stdio'; null when graphmem is used as a library), and how many nodes of each kind
+//   went.
+// Parameters: $tenant, $kind ('message' | 'session' | 'messages' | 'trace' | 'fact'), $id_hash,
+//   $at, $by (string or null), $counts (a map of integers, e.g. {messages: 1, sentences: 2})
 // Columns: none
-CREATE (d:Deletion {tenant: $tenant, kind: $kind, id_hash: $id_hash, at: $at})
+CREATE (d:Deletion {tenant: $tenant, kind: $kind, id_hash: $id_hash, at: $at, by: $by})
 SET d += $counts, d.caption = 'forgot ' + $kind

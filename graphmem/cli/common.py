@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 
+from graphmem.access import Access
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError
 from graphmem.progress import progress
@@ -48,6 +49,23 @@ InProcessWorker = Annotated[bool, typer.Option(
     "--worker/--no-worker", envvar="GRAPHMEM_WORKER_IN_PROCESS",
     help="Also run the background jobs (formation) in this process, in a thread stopped on "
     "shutdown; or set GRAPHMEM_WORKER_IN_PROCESS")]
+
+
+Owners = Annotated[list[str] | None, typer.Option(
+    "--owner", help="Limit to this owner's memory (repeat for more); default every owner of "
+    "the tenant")]
+ReadOnly = Annotated[bool, typer.Option(
+    "--read-only", help="Searches, context, reads and exports only; no writes, no forgetting")]
+
+
+def access_of(tenant: str, owners: list[str] | None, read_only: bool,
+              rate_limit: float | None = None) -> Access:
+    """What ``--owner`` / ``--read-only`` grant; a bad owner name is a usage error."""
+    try:
+        return Access(tenant=tenant, owners=frozenset(owners) if owners else None,
+                      read_only=read_only, rate_limit=rate_limit)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).splitlines()[-1], param_hint="--owner") from None
 
 
 def fail(exc: Exception) -> typer.Exit:

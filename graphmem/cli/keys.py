@@ -16,8 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
-from graphmem.access import Access, parse_keys
-from graphmem.cli.common import check_tenant, console, fail
+from graphmem.access import parse_keys
+from graphmem.cli.common import Owners, ReadOnly, access_of, check_tenant, console, fail
 from graphmem.config import KEY_ID_CHARS, hash_api_key, key_id
 
 KeysFile = Annotated[Path | None, typer.Option(
@@ -25,34 +25,32 @@ KeysFile = Annotated[Path | None, typer.Option(
     help="The server's keys file: write the key there (taken within a second, no restart)")]
 
 
-def _env_keys() -> dict[str, Any]:
-    """The keys already in GRAPHMEM_API_KEYS, as written there, so a new key adds to them."""
-    raw = os.environ.get("GRAPHMEM_API_KEYS", "").strip()
-    if not raw:
-        return {}
+def _as_written(raw: str, where: str, hint: str = "") -> dict[str, Any]:
+    """Keys as written in ``raw`` (hashes to grants), once they parse (`parse_keys`)."""
     try:
         parse_keys(raw)
     except ValueError as exc:
-        raise fail(ValueError(f"GRAPHMEM_API_KEYS: {exc}")) from None
+        raise fail(ValueError(f"{where}: {exc}{hint}")) from None
     keys: dict[str, Any] = json.loads(raw)
     return keys
 
 
+def _env_keys() -> dict[str, Any]:
+    """The keys already in GRAPHMEM_API_KEYS, so a new key adds to them."""
+    raw = os.environ.get("GRAPHMEM_API_KEYS", "").strip()
+    return _as_written(raw, "GRAPHMEM_API_KEYS") if raw else {}
+
+
 def _file_keys(path: Path) -> dict[str, Any]:
-    """The keys of ``path`` as written there ({} when it does not exist yet); a file that is not
-    a valid keys file is refused, never overwritten."""
+    """The keys of ``path`` ({} when it does not exist yet); a file that is not a valid keys
+    file is refused, never overwritten."""
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise fail(ValueError(f"{path}: cannot be read ({exc})")) from None
-    try:
-        parse_keys(raw)
-    except ValueError as exc:
-        raise fail(ValueError(f"{path}: {exc}; fix it first (nothing written)")) from None
-    keys: dict[str, Any] = json.loads(raw)
-    return keys
+    return _as_written(raw, str(path), "; fix it first (nothing written)")
 
 
 def _write_keys(path: Path, keys: dict[str, Any]) -> None:
@@ -74,12 +72,8 @@ def _write_keys(path: Path, keys: dict[str, Any]) -> None:
 
 def new_key(
     tenant: Annotated[str, typer.Argument(callback=check_tenant)],
-    owner: Annotated[list[str] | None, typer.Option(
-        "--owner", help="Limit the key to this owner (repeat for more): it reads and writes "
-        "their memory only; without it, every owner of the tenant")] = None,
-    read_only: Annotated[bool, typer.Option(
-        "--read-only", help="Searches, context, reads and exports only; no writes, no "
-        "forgetting")] = False,
+    owner: Owners = None,
+    read_only: ReadOnly = False,
     rate_limit: Annotated[float | None, typer.Option(
         "--rate-limit", min=0.0, help="Requests per second for this key (0: no limit); "
         "default the server's GRAPHMEM_RATE_LIMIT")] = None,
@@ -89,11 +83,7 @@ def new_key(
     adds it there (the server takes it within a second); else prints, on stdout, the line that
     sets GRAPHMEM_API_KEYS on the server: the keys already in the environment plus this one
     (only hashes are kept; restart the server to take it)."""
-    try:
-        access = Access(tenant=tenant, owners=frozenset(owner) if owner else None,
-                        read_only=read_only, rate_limit=rate_limit)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc).splitlines()[-1], param_hint="--owner") from None
+    access = access_of(tenant, owner, read_only, rate_limit)
     key = "gm_" + secrets.token_urlsafe(24)
     grant: str | dict[str, Any] = tenant
     if not access.everything:

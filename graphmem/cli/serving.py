@@ -10,8 +10,15 @@ from typing import Annotated, Any
 import typer
 
 from graphmem import neo4j_server
-from graphmem.access import Access
-from graphmem.cli.common import DemoTenant, InProcessWorker, check_tenant, fail
+from graphmem.cli.common import (
+    DemoTenant,
+    InProcessWorker,
+    Owners,
+    ReadOnly,
+    access_of,
+    check_tenant,
+    fail,
+)
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import GraphMemError
 from graphmem.progress import bar
@@ -102,16 +109,13 @@ def mcp(
     transport: Annotated[str, typer.Option(help="stdio | http")] = "stdio",
     host: Annotated[str | None, typer.Option()] = None,
     port: Annotated[int | None, typer.Option()] = None,
-    owner: Annotated[list[str] | None, typer.Option(
-        "--owner", help="stdio: the agent may use this owner's "
-        "memory only (repeat for more); default every owner of the tenant")] = None,
-    read_only: Annotated[bool, typer.Option(
-        "--read-only", help="stdio: the agent may search and "
-        "read, not store or forget")] = False,
+    owner: Owners = None,
+    read_only: ReadOnly = False,
 ) -> None:
     """Serve MCP (Model Context Protocol) for Claude Desktop, Cursor and other agents: on
-    stdin/stdout for one tenant, or with --transport http at /mcp of the HTTP API (API keys,
-    each with what it grants)."""
+    stdin/stdout for one tenant (--owner, --read-only limit the agent; a read-only server
+    offers only the tools that read), or with --transport http at /mcp of the HTTP API (API
+    keys, each with what it grants)."""
     if transport == "http":
         if owner or read_only:
             raise typer.BadParameter("over http each API key says what it grants (graphmem "
@@ -122,11 +126,7 @@ def mcp(
         raise fail(ValueError(f"--transport must be stdio or http, not {transport!r}"))
     from graphmem import mcp_server
 
-    try:
-        access = Access(tenant=tenant, owners=frozenset(owner) if owner else None,
-                        read_only=read_only)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc).splitlines()[-1], param_hint="--owner") from None
+    access = access_of(tenant, owner, read_only)
     try:
         mcp_server.run_stdio(Settings(), access)
     except GraphMemError as exc:

@@ -198,11 +198,13 @@ class Ingestor:
         self._settings = settings
         self._embedder = embedder
 
-    def ingest(self, store: TenantStore, batch: list[MessageIn]) -> IngestReport:
-        return self.write(store, self.embed(store, batch))
+    def ingest(self, store: TenantStore, batch: list[MessageIn],
+               by: str | None = None) -> IngestReport:
+        """Store one batch; ``by``: who sends it (kept as each new message's ``recorded_by``)."""
+        return self.write(store, self.embed(store, batch), by)
 
     def ingest_many(
-        self, store: TenantStore, batches: Iterable[list[MessageIn]]
+        self, store: TenantStore, batches: Iterable[list[MessageIn]], by: str | None = None
     ) -> Iterator[IngestReport]:
         """Bulk ingest: while one batch commits in Neo4j, the next one is embedded. Each batch
         is still its own transaction; reports come in order, each once its batch committed."""
@@ -212,7 +214,7 @@ class Ingestor:
                 embedded = self.embed(store, batch)
                 if pending is not None:
                     yield pending.result()
-                pending = writer.submit(self.write, store, embedded)
+                pending = writer.submit(self.write, store, embedded, by)
             if pending is not None:
                 yield pending.result()
 
@@ -235,10 +237,12 @@ class Ingestor:
         fresh = [r for r in prepared.messages if r["id"] not in known]
         return Embedded(batch, prepared, units, fresh)
 
-    def write(self, store: TenantStore, embedded: Embedded) -> IngestReport:
+    def write(self, store: TenantStore, embedded: Embedded,
+              by: str | None = None) -> IngestReport:
         written = store.write_messages(
             embedded.prepared.messages, embedded.units, embedded.prepared.sessions,
             batch=uuid.uuid4().hex, now=datetime.now(UTC), mentions=mention_rows(embedded.fresh),
+            by=by,
         )
         created = sum(1 for w in written if w["created"])
         batch = embedded.batch

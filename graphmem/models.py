@@ -256,6 +256,10 @@ class Message(BaseModel):
     text: str
     timestamp: datetime
     recorded_at: datetime
+    recorded_by: str | None = Field(
+        default=None, description="Who stored it: the id of the API key that sent it, "
+        "anonymous, cli, mcp-stdio; null from the library or for messages stored before "
+        "callers were kept")
     metadata: dict[str, Scalar] = Field(default_factory=dict)
 
 

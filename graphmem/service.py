@@ -143,15 +143,16 @@ class Memory:
 
     # --- messages -----------------------------------------------------------------------------
     @metrics.observe_ingest
-    def ingest(self, tenant: str, messages: list[MessageIn]) -> IngestReport:
-        return self._ingestor.ingest(self.store.tenant(tenant), messages)
+    def ingest(self, tenant: str, messages: list[MessageIn],
+               by: str | None = None) -> IngestReport:
+        return self._ingestor.ingest(self.store.tenant(tenant), messages, by)
 
     @metrics.observe_ingest_many
     def ingest_many(
-        self, tenant: str, batches: Iterable[list[MessageIn]]
+        self, tenant: str, batches: Iterable[list[MessageIn]], by: str | None = None
     ) -> Iterator[IngestReport]:
         """Bulk ingest, embedding the next batch while the previous one commits."""
-        return self._ingestor.ingest_many(self.store.tenant(tenant), batches)
+        return self._ingestor.ingest_many(self.store.tenant(tenant), batches, by)
 
     def get_message(self, tenant: str, id_: str) -> Message:
         rows = self.store.tenant(tenant).get_messages([id_])

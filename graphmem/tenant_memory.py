@@ -103,12 +103,12 @@ class Messages(_Bound):
     def ingest(self, messages: list[MessageIn]) -> IngestReport:
         """Store one batch in one transaction (idempotent per message id)."""
         self._check(messages)
-        return self._memory.ingest(self._tenant, messages)
+        return self._memory.ingest(self._tenant, messages, self._caller)
 
     def ingest_many(self, batches: Iterable[list[MessageIn]]) -> Iterator[IngestReport]:
         """Bulk ingest, embedding the next batch while the previous one commits."""
         self._access.write("storing messages")
-        return self._memory.ingest_many(self._tenant, map(self._check, batches))
+        return self._memory.ingest_many(self._tenant, map(self._check, batches), self._caller)
 
     def _check(self, messages: list[MessageIn]) -> list[MessageIn]:
         self._access.write("storing messages")
@@ -175,7 +175,8 @@ class Facts(_Bound):
         owners the caller may use."""
         self._access.write("recording facts")
         self._access.each_owner((o.owner for o in observations), "observations")
-        return self._memory.facts.observe(self._tenant, observations, self._access.owners)
+        return self._memory.facts.observe(self._tenant, observations, self._access.owners,
+                                          self._caller)
 
     def restore(self, records: Sequence[ExportRecord]) -> tuple[int, int]:
         """Store again the fact versions of an export as they were recorded (observations and
@@ -209,7 +210,8 @@ class Profile(_Bound):
     def apply(self, ops: Sequence[ProfileOp]) -> list[FactWrite]:
         self._access.write("changing a profile")
         self._access.each_owner((op.owner for op in ops), "ops")
-        return self._memory.facts.profile_ops(self._tenant, ops, self._access.owners)
+        return self._memory.facts.profile_ops(self._tenant, ops, self._access.owners,
+                                              self._caller)
 
     def get(self, owner: str, as_of: datetime | None = None, known_at: datetime | None = None,
             include_history: bool = False) -> list[Fact]:

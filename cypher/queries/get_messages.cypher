@@ -7,5 +7,6 @@
 UNWIND $ids AS id
 MATCH (m:Message {tenant: $tenant, id: id})
 RETURN collect(m {.id, .owner, .session_id, .speaker, .role, .text, .batch_index, .metadata_json,
+          .recorded_by,
           timestamp_us: m.timestamp.epochSeconds * 1000000 + m.timestamp.microsecond,
           recorded_at_us: m.recorded_at.epochSeconds * 1000000 + m.recorded_at.microsecond}) AS messages

@@ -1,7 +1,8 @@
 // Purpose: store a batch of messages of one tenant, idempotently (MERGE on tenant + id).
-//   A new message gets recorded_at = $now and batch = $batch; an existing one is left unchanged.
+//   A new message gets recorded_at = $now, recorded_by = $by (who sent it: an API key's id,
+//   cli, mcp-stdio, or null) and batch = $batch; an existing one is left unchanged.
 //   `caption` (speaker and a text excerpt) is what Neo4j Browser shows on the node.
-// Parameters: $tenant, $batch (string), $now (datetime), $scopes (owner -> fulltext scope,
+// Parameters: $tenant, $batch (string), $now (datetime), $by (string or null), $scopes (owner -> fulltext scope,
 //   graphmem/store/scope.py), $rows: list of maps
 //   {id, owner, session_id, speaker, role, text, search_text, timestamp, metadata_json,
 //    metadata_pairs (graphmem/metadata.py: what a metadata filter matches), metadata_tokens
@@ -17,7 +18,8 @@ MERGE (m:Message {tenant: $tenant, id: row.id})
     m.scope = $scopes[row.owner],
     m.timestamp = row.timestamp, m.metadata_json = row.metadata_json,
     m.metadata_pairs = row.metadata_pairs, m.metadata_tokens = row.metadata_tokens,
-    m.content_hash = row.content_hash, m.recorded_at = $now, m.batch = $batch,
+    m.content_hash = row.content_hash, m.recorded_at = $now, m.recorded_by = $by,
+    m.batch = $batch,
     m.event_starts = row.event_starts, m.event_ends = row.event_ends,
     m.batch_index = row.index,
     m.caption = row.speaker + ': ' +

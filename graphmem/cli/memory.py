@@ -235,7 +235,7 @@ def _ingest_traces(file: Path, tenant: str, batch: int) -> None:
             # checked whole above; the service reads each run's steps as it stores it
             for runs in jsonl.read_with(partial(jsonl.parse_as, TraceIn), file,
                                         min(batch, MAX_TRACES)):
-                report = mem.for_tenant(tenant).traces.ingest(runs)
+                report = mem.for_tenant(tenant, caller="cli").traces.ingest(runs)
                 created += report.created
                 progress.advance(task, len(report.ids))
     finally:
@@ -267,7 +267,7 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
 
     mem = Memory.open(Settings())
     try:
-        tm = mem.for_tenant(tenant)
+        tm = mem.for_tenant(tenant, caller="cli")
         counts["new"] = sum(r.created for r in tm.messages.ingest_many(messages()))
         facts, facts_there = tm.facts.restore(kept)
         traces = restore.traces_of(kept)
@@ -309,7 +309,7 @@ def ingest(
         try:
             with progress_bar() as progress:
                 task = progress.add_task("ingesting", total=total)
-                for report in mem.for_tenant(tenant).messages.ingest_many(batches):
+                for report in mem.for_tenant(tenant, caller="cli").messages.ingest_many(batches):
                     created += report.created
                     progress.advance(task, len(report.ids))
         finally:
@@ -394,7 +394,7 @@ def _searched(tenant: str, search: Callable[[TenantMemory], R]) -> R:
     try:
         mem = Memory.open(Settings())
         try:
-            return search(mem.for_tenant(tenant))
+            return search(mem.for_tenant(tenant, caller="cli"))
         finally:
             mem.close()
     except GraphMemError as exc:

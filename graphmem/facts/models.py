@@ -83,6 +83,10 @@ class Fact(BaseModel):
     valid_from: datetime
     valid_to: datetime | None
     recorded_at: datetime
+    recorded_by: str | None = Field(
+        default=None, description="Who recorded this version: the id of the API key that sent "
+        "it, anonymous, cli, mcp-stdio, or extraction (a background job); null from the "
+        "library or for versions recorded before callers were kept")
     invalidated_at: datetime | None
     explicit: bool
     confidence: float | None = None

@@ -49,9 +49,10 @@ class Facts:
 
     # --- writing ------------------------------------------------------------------------------
     def observe(self, tenant: str, observations: Sequence[ObservationIn],
-                visible: frozenset[str] | None = None) -> list[FactWrite]:
+                visible: frozenset[str] | None = None, by: str | None = None) -> list[FactWrite]:
         """Write observations through the Linker, one transaction; ``visible``: the owners whose
-        messages and facts may be cited as sources (None: every owner's)."""
+        messages and facts may be cited as sources (None: every owner's); ``by``: who records
+        them (kept on each new version as ``recorded_by``)."""
         now = datetime.now(UTC)
         known = self._sources(tenant, [o.sources for o in observations], visible)
         items = []
@@ -66,14 +67,16 @@ class Facts:
             items.append(self._item(
                 tenant, where, "observation", o.owner, o.subject, o.type, o.content, o.valid_from,
                 o.valid_to, o.sources, known, o.reason, now, cardinality, declared,
-                {"explicit": o.explicit, "confidence": o.confidence, "deleted": False},
+                {"explicit": o.explicit, "confidence": o.confidence, "deleted": False,
+                 "recorded_by": by},
                 given_id=o.id,
             ))
         return self._write(tenant, items, now)
 
     def profile_ops(self, tenant: str, ops: Sequence[ProfileOp],
-                    visible: frozenset[str] | None = None) -> list[FactWrite]:
-        """Apply profile operations; ``visible`` as for `observe`."""
+                    visible: frozenset[str] | None = None,
+                    by: str | None = None) -> list[FactWrite]:
+        """Apply profile operations; ``visible`` and ``by`` as for `observe`."""
         now = datetime.now(UTC)
         known = self._sources(tenant, [op.sources for op in ops], visible)
         items = []
@@ -84,7 +87,8 @@ class Facts:
             items.append(self._item(
                 tenant, f"ops[{i}]", "profile", op.owner, op.owner, op.key, value, op.valid_from,
                 None, op.sources, known, op.reason or f"profile {op.op}", now, "single", False,
-                {"explicit": op.explicit, "confidence": None, "deleted": value is None},
+                {"explicit": op.explicit, "confidence": None, "deleted": value is None,
+                 "recorded_by": by},
             ))
         written = iter(self._write(tenant, items, now))
         return [next(written) if op.op != "NOOP" else FactWrite(id="", action="noop")

@@ -142,11 +142,19 @@ class Writes(NamedTuple):
     report: ExtractionReport
 
 
+EXTRACTED_BY = "extraction"
+"""The ``recorded_by`` of facts the LLM extraction of a background job writes."""
+
+
 class FactsWriter(Protocol):
     """The part of `graphmem.facts.service.Facts` that `apply` uses."""
 
-    def observe(self, tenant: str, observations: Sequence[ObservationIn]) -> list[FactWrite]: ...
-    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp]) -> list[FactWrite]: ...
+    def observe(self, tenant: str, observations: Sequence[ObservationIn],
+                visible: frozenset[str] | None = None,
+                by: str | None = None) -> list[FactWrite]: ...
+    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp],
+                    visible: frozenset[str] | None = None,
+                    by: str | None = None) -> list[FactWrite]: ...
 
 
 def extract(
@@ -314,7 +322,7 @@ def apply(
     through the Linker."""
     observations, ops, report = to_writes(extraction, owner, messages, embed)
     if observations:
-        report.fact_writes = facts.observe(tenant, observations)
+        report.fact_writes = facts.observe(tenant, observations, by=EXTRACTED_BY)
     if ops:
-        report.profile_writes = facts.profile_ops(tenant, ops)
+        report.profile_writes = facts.profile_ops(tenant, ops, by=EXTRACTED_BY)
     return report

@@ -118,9 +118,10 @@ class TenantStore(TenantBound):
 
     def write_messages(
         self, messages: list[Row], sentences: list[Row], sessions: list[Row], batch: str,
-        now: datetime, mentions: list[Row] | None = None,
+        now: datetime, mentions: list[Row] | None = None, by: str | None = None,
     ) -> list[Row]:
-        """Store a batch in ONE transaction: messages (idempotent), sentence units and entity
+        """Store a batch in ONE transaction: messages (idempotent; new ones with ``by``, who
+        sent them, as ``recorded_by``), sentence units and entity
         ``mentions`` (`graphmem.store.entities`) of the new ones, NEXT relinking of the touched
         sessions, and (setting ``formation_jobs``) a
         ``form_session`` job per touched session, committed with the messages. Raises Conflict,
@@ -137,7 +138,7 @@ class TenantStore(TenantBound):
         def work(tx: ManagedTransaction) -> list[Row]:
             rows = tx.run(
                 cypher.load("queries/write_messages"), tenant=tenant, batch=batch, now=now,
-                rows=messages, scopes=scopes(tenant, (m["owner"] for m in messages)),
+                by=by, rows=messages, scopes=scopes(tenant, (m["owner"] for m in messages)),
             ).data()
             clashes = [r["id"] for r in rows if r["conflict"]]
             if clashes:

@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.access import Access
-from graphmem.config import Settings, hash_api_key
+from graphmem.config import Settings, hash_api_key, key_id
 from graphmem.service import Memory
 from tests.integration.conftest import auth
 from tests.integration.helpers import msg, owner
@@ -112,7 +112,8 @@ def test_a_key_for_one_owner_uses_that_owners_memory_only(keyed: dict[str, Any])
     k, full = auth("alice"), auth("full")
     mine, theirs = f"{alice}-s1-0", f"{bob}-s1-0"
     # reads: its owner's work; another owner's is refused, or unknown when named by id
-    assert c.get(f"/v1/messages/{mine}", headers=k).status_code == 200
+    got = c.get(f"/v1/messages/{mine}", headers=k)
+    assert got.status_code == 200 and got.json()["recorded_by"] == key_id("full")  # who sent it
     hidden = c.get(f"/v1/messages/{theirs}", headers=k)
     assert hidden.status_code == 404 and hidden.json()["detail"] == f"no message {theirs!r}"
     assert [o["owner"] for o in c.get("/v1/owners", headers=k).json()] == [alice]
@@ -145,8 +146,11 @@ def test_a_key_for_one_owner_uses_that_owners_memory_only(keyed: dict[str, Any])
     cites = c.post("/v1/observations", json={"observations": [{**obs, "sources": [theirs]}]},
                    headers=k)  # another owner's message is not a source it knows
     assert cites.status_code == 422 and cites.json()["field"] == "observations[0].sources"
-    assert c.post("/v1/observations", json={"observations": [{**obs, "sources": [mine]}]},
-                  headers=k).status_code == 201
+    written = c.post("/v1/observations", json={"observations": [{**obs, "sources": [mine]}]},
+                     headers=k)
+    assert written.status_code == 201
+    history = c.get(f"/v1/observations/{written.json()[0]['id']}/history", headers=k).json()
+    assert [f["recorded_by"] for f in history["facts"]] == [key_id("alice")]
     op = {"op": "ADD", "owner": bob, "key": "city", "value": "Oslo"}
     _refused(c.post("/v1/profile/ops", json={"ops": [op]}, headers=k), "ops[0].owner")
     run = {"owner": bob, "started_at": "2026-03-01T10:00:00Z",

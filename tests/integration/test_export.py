@@ -196,7 +196,8 @@ def test_an_export_stored_again_in_another_tenant_gives_the_same_memory(
     drain(memory, target)
     before = _records(api, who, 1000)
     after = [r.model_dump(mode="json") for r in memory.for_tenant(target).export_all(who)]
-    sent_again = {"recorded_at", "batch", "batch_index", "content_hash"}  # how it came in
+    # how each came in: when, from whom, in which batch
+    sent_again = {"recorded_at", "recorded_by", "batch", "batch_index", "content_hash"}
 
     def same(kind: str, records: list[dict[str, Any]], links: bool = False) -> list[Any]:
         return sorted((r["id"], {k: v for k, v in r["properties"].items()

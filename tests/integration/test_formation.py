@@ -324,10 +324,10 @@ def test_llm_path(memory: Memory, tenant: str, cypher: Any, srv: ScriptedOpenAIS
     assert of[mid(who, 10)] == eps[1]["id"]
     assert all(e["dims"] == memory.embedder.dimensions for e in eps)
     rows = cypher("MATCH (f:Observation {tenant: $t, owner: $o})-[:SUPPORTED_BY]->(m:Message) "
-                  "RETURN f.content AS content, f.type AS type, collect(m.id) AS sources",
-                  t=tenant, o=who)
+                  "RETURN f.content AS content, f.type AS type, collect(m.id) AS sources, "
+                  "f.recorded_by AS recorded_by", t=tenant, o=who)
     assert rows == [{"content": "hiking the Alta Via 1", "type": "planned_trip",
-                     "sources": [mid(who, 2)]}]
+                     "sources": [mid(who, 2)], "recorded_by": "extraction"}]
     ops = [u.operation for u in llm_former._llm.ledger.records()]  # type: ignore[union-attr]
     assert ops == ["episode_boundaries"] * 2 + ["episode_narrative"] * 2 + ["extract_facts"] * 2
 

@@ -294,11 +294,17 @@ class RecordingFacts:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, list[Any]]] = []
 
-    def observe(self, tenant: str, observations: Sequence[ObservationIn]) -> list[FactWrite]:
+    def observe(self, tenant: str, observations: Sequence[ObservationIn],
+                visible: frozenset[str] | None = None,
+                by: str | None = None) -> list[FactWrite]:
+        assert by == "extraction"
         self.calls.append(("observe", tenant, list(observations)))
         return [FactWrite(id=f"o{i}", action="created") for i, _ in enumerate(observations)]
 
-    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp]) -> list[FactWrite]:
+    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp],
+                    visible: frozenset[str] | None = None,
+                    by: str | None = None) -> list[FactWrite]:
+        assert by == "extraction"
         self.calls.append(("profile_ops", tenant, list(ops)))
         return [FactWrite(id=f"p{i}", action="created") for i, _ in enumerate(ops)]
 

@@ -9,7 +9,7 @@ UNWIND $ids AS id
 MATCH (f:Fact {tenant: $tenant, id: id})
 RETURN collect({
   f: f {.id, .kind, .owner, .subject, .type, .content, .explicit, .confidence, .cardinality,
-        .deleted,
+        .deleted, .recorded_by,
         valid_from_us: f.valid_from.epochSeconds * 1000000 + f.valid_from.microsecond,
         valid_to_us: f.valid_to.epochSeconds * 1000000 + f.valid_to.microsecond,
         recorded_at_us: f.recorded_at.epochSeconds * 1000000 + f.recorded_at.microsecond,

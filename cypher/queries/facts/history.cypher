@@ -8,7 +8,7 @@ MATCH (f:Fact {tenant: $tenant, kind: x.kind, owner: x.owner, subject: x.subject
 WITH f ORDER BY f.valid_from, f.recorded_at
 WITH collect(f) AS chain
 RETURN [f IN chain | f {.id, .kind, .owner, .subject, .type, .content, .valid_from, .valid_to,
-          .recorded_at, .invalidated_at, .explicit, .confidence, .cardinality, .deleted,
-          sources: [(f)-[:SUPPORTED_BY]->(src) | src.id]}] AS facts,
+          .recorded_at, .recorded_by, .invalidated_at, .explicit, .confidence, .cardinality,
+          .deleted, sources: [(f)-[:SUPPORTED_BY]->(src) | src.id]}] AS facts,
        reduce(acc = [], a IN chain | acc + [(a)-[s:SUPERSEDES]->(b) WHERE b IN chain |
           {by: a.id, of: b.id, at: s.at, reason: s.reason, source: s.source}]) AS supersessions

@@ -21,7 +21,7 @@ WITH f, CASE
 WHERE $include_history
    OR (f.valid_from <= t AND (vt IS NULL OR t < vt) AND NOT coalesce(f.deleted, false))
 RETURN f {.id, .kind, .owner, .subject, .type, .content, .valid_from, .recorded_at,
-          .invalidated_at, .explicit, .confidence, .cardinality, .deleted} AS f,
+          .recorded_by, .invalidated_at, .explicit, .confidence, .cardinality, .deleted} AS f,
        vt AS valid_to,
        [(f)-[:SUPPORTED_BY]->(src) | src.id] AS sources
 ORDER BY f.subject, f.type, f.valid_from, f.recorded_at

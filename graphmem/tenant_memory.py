@@ -311,6 +311,8 @@ class Skills(_Bound):
 
     def get(self, id_: str, limit: int = 50, as_of: datetime | None = None,
             known_at: datetime | None = None) -> SkillDetail:
+        if self._access.owners is not None and (as_of or known_at):
+            self.history(id_)  # whose it is, before "no version valid then" could tell it exists
         detail = self._memory.procedural.skill(self._tenant, id_, limit, as_of, known_at)
         self._access.found(detail.skill.owner, "skill", id_)
         return detail

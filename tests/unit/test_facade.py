@@ -170,6 +170,10 @@ def test_a_key_for_alice_finds_nothing_of_bobs_by_id() -> None:
                  lambda: tm.facts.forget("f1"), lambda: tm.traces.forget("t1")):
         with pytest.raises(NotFound):
             call()
+    mem.procedural.history.return_value.skills = [mem.procedural.skill.return_value.skill]
+    with pytest.raises(NotFound):  # at a time: whose it is is read first
+        tm.skills.get("s1", as_of=T0)
+    assert mem.procedural.skill.call_count == 1  # only the call above, without a time
     assert not mem.forget_message.called and not mem.forget_fact.called
     assert not mem.forget_trace.called
     mem.owner_of.return_value = None  # nothing left of it: forgetting says so itself

@@ -290,7 +290,7 @@ class Traces(_Bound):
     def ingest(self, traces: Sequence[TraceIn]) -> TraceReport:
         self._access.write("storing agent runs")
         self._access.each_owner((t.owner for t in traces), "traces")
-        return self._memory.procedural.ingest(self._tenant, traces)
+        return self._memory.procedural.ingest(self._tenant, traces, self._caller)
 
     def set_outcome(self, id_: str, body: OutcomeIn) -> OutcomeReport:
         self._access.write("recording an outcome")

@@ -77,9 +77,11 @@ class Procedural:
         return ProceduralStore(self._store, tenant)
 
     # --- writing ------------------------------------------------------------------------------
-    def ingest(self, tenant: str, traces: Sequence[TraceIn]) -> TraceReport:
+    def ingest(self, tenant: str, traces: Sequence[TraceIn],
+               by: str | None = None) -> TraceReport:
         """Store traces (one transaction): a retried trace is stored once, the same id with other
-        content is a 409, and bad input names its field; nothing partial is written."""
+        content is a 409, and bad input names its field; nothing partial is written. ``by``:
+        who sends them (each new trace's ``recorded_by``)."""
         rows: dict[str, dict[str, Any]] = {}
         steps: dict[str, list[dict[str, Any]]] = {}
         total = 0
@@ -99,7 +101,7 @@ class Procedural:
                 "task": t.task, "started_at": t.started_at, "outcome": t.outcome,
                 "score": t.score, "detail": t.detail, "feedback": t.feedback,
                 "conditions_json": json.dumps(t.conditions, sort_keys=True),
-                "content_hash": digest, "step_count": len(parsed),
+                "content_hash": digest, "step_count": len(parsed), "recorded_by": by,
                 "caption": f"{t.outcome}: {(t.task or first)[:50]}"}
             steps[id_] = [{**s.model_dump(exclude_none=True), "id": f"{id_}#{s.index}",
                            "trace_id": id_, "owner": t.owner,

@@ -131,7 +131,9 @@ def test_a_key_for_one_owner_uses_that_owners_memory_only(keyed: dict[str, Any])
     _refused(c.get("/v1/observations", params={"owner": bob}, headers=k), "owner")
     _refused(c.get(f"/v1/profile/{bob}", headers=k), "owner")
     _refused(c.get(f"/v1/owners/{bob}/export", headers=k), "owner")
-    assert c.get(f"/v1/owners/{alice}/export", headers=k).status_code == 200
+    exported = c.get(f"/v1/owners/{alice}/export", headers=k).json()["records"]
+    assert [r["properties"]["recorded_by"] for r in exported if r["kind"] == "trace"] == [
+        key_id("full")]  # who sent the run
     fact = keyed["fact"]
     assert c.get(f"/v1/observations/{fact[alice]}/history", headers=k).status_code == 200
     assert c.get(f"/v1/observations/{fact[bob]}/history", headers=k).status_code == 404

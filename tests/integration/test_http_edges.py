@@ -33,8 +33,9 @@ class Stub:
     def ensure_schema(self) -> None:
         pass
 
-    def for_tenant(self, name: str, access: Access | None = None) -> TenantMemory:
-        return TenantMemory(self, name, access)  # type: ignore[arg-type]
+    def for_tenant(self, name: str, access: Access | None = None,
+                   caller: str | None = None) -> TenantMemory:
+        return TenantMemory(self, name, access, caller)  # type: ignore[arg-type]
 
     def get_message(self, tenant: str, id_: str) -> Message:
         raise RuntimeError("an unforeseen bug")

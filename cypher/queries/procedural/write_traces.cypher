@@ -1,9 +1,9 @@
 // Purpose: store traces of one tenant, idempotently (MERGE on tenant + id). A new trace gets
-//   recorded_at = $now and batch = $batch; an existing one is left unchanged (its outcome too:
-//   outcomes change through set_outcome).
+//   recorded_at = $now, recorded_by (who sent it) and batch = $batch; an existing one is left
+//   unchanged (its outcome too: outcomes change through set_outcome).
 // Parameters: $tenant, $batch (string), $now (datetime), $rows: list of maps {id, owner, agent,
 //   session_id, task, started_at, outcome, score, detail, feedback, conditions_json,
-//   content_hash, step_count, caption}
+//   content_hash, step_count, caption, recorded_by (string or null)}
 // Columns: id, created (true if this batch created it), conflict (stored with other content)
 UNWIND $rows AS row
 MERGE (t:Trace {tenant: $tenant, id: row.id})
@@ -12,5 +12,5 @@ MERGE (t:Trace {tenant: $tenant, id: row.id})
     t.started_at = row.started_at, t.outcome = row.outcome, t.score = row.score,
     t.detail = row.detail, t.feedback = row.feedback, t.conditions_json = row.conditions_json,
     t.content_hash = row.content_hash, t.step_count = row.step_count, t.caption = row.caption,
-    t.recorded_at = $now, t.batch = $batch
+    t.recorded_at = $now, t.recorded_by = row.recorded_by, t.batch = $batch
 RETURN row.id AS id, t.batch = $batch AS created, t.content_hash <> row.content_hash AS conflict

@@ -99,7 +99,8 @@ def document(schema: dict[str, Any], *, anonymous: bool = False) -> dict[str, An
     components = schema.setdefault("components", {})
     components.setdefault("securitySchemes", {})[SCHEME] = {
         "type": "http", "scheme": "bearer",
-        "description": "An API key (`graphmem key TENANT` prints one).",
+        "description": "An API key (`graphmem key TENANT` prints one; `--owner`, `--read-only` "
+                       "and `--rate-limit` make one that grants less).",
     }
     schemas = components.setdefault("schemas", {})
     schemas["Problem"] = PROBLEM_SCHEMA

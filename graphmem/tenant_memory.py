@@ -182,7 +182,9 @@ class Facts(_Bound):
         """Store again the fact versions of an export as they were recorded (observations and
         the profile); returns (created, already there)."""
         self._access.write("restoring facts")
-        self._access.each_owner((str(r.properties.get("owner")) for r in records), "records")
+        for i, r in enumerate(records):
+            if r.kind == "fact":
+                self._access.owner(str(r.properties.get("owner")), f"records[{i}].owner")
         return self._memory.facts.restore(self._tenant, records)
 
     def query(self, owner: str, subject: str | None = None, type_: str | None = None,

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 
 from graphmem.jobs import Job, JobList, JobState
-from graphmem.models import MAX_SKIP, ExtractionRetry, ExtractionRetryIn
+from graphmem.models import MAX_SKIP, NAME, ExtractionRetry, ExtractionRetryIn
 
 
 def router(TenantMem: Any) -> APIRouter:
@@ -15,12 +15,16 @@ def router(TenantMem: Any) -> APIRouter:
     @r.get("/jobs", response_model=JobList)
     def list_jobs(
         mem: TenantMem, state: JobState | None = None,
+        owner: Annotated[str | None, Query(min_length=1, max_length=200, pattern=NAME,
+                                           description="Only this owner's jobs")] = None,
         skip: Annotated[int, Query(ge=0, le=MAX_SKIP)] = 0,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> JobList:
-        """This tenant's jobs, most recently changed first (``state`` filters), and how many
-        it has in each state. Failed jobs stay here, with ``last_error``, until rerun."""
-        return mem.jobs.list(state, limit, skip)  # type: ignore[no-any-return]
+        """This tenant's jobs, most recently changed first (``state`` and ``owner`` filter),
+        and how many it has in each state. Failed jobs stay here, with ``last_error``, until
+        rerun. A key limited to some owners lists its owner's (naming one when it has
+        several)."""
+        return mem.jobs.list(state, limit, skip, owner)  # type: ignore[no-any-return]
 
     @r.post("/jobs/{job_id:path}/rerun", response_model=Job)
     def rerun(job_id: Annotated[str, Path(min_length=1)], mem: TenantMem) -> Job:

@@ -113,11 +113,12 @@ class JobQueue:
         return Job.from_row(row)
 
     def list(self, tenant: str, state: JobState | None = None, limit: int = 100,
-             skip: int = 0) -> builtins.list[Job]:
-        return [Job.from_row(r) for r in self._jobs.list(tenant, state, skip, limit)]
+             skip: int = 0, owner: str | None = None) -> builtins.list[Job]:
+        """The tenant's jobs, most recently changed first (``owner``: that owner's only)."""
+        return [Job.from_row(r) for r in self._jobs.list(tenant, state, skip, limit, owner)]
 
-    def counts(self, tenant: str) -> dict[str, int]:
-        found = self._jobs.counts(tenant)
+    def counts(self, tenant: str, owner: str | None = None) -> dict[str, int]:
+        found = self._jobs.counts(tenant, owner)
         return {s: found.get(s, 0) for s in STATES}
 
     def rerun(self, tenant: str, job_id: str) -> Job:

@@ -231,22 +231,34 @@ class Episodes(_Bound):
 
 
 class Jobs(_Bound):
-    """This tenant's background jobs (a key for every owner: they span the tenant)."""
+    """This tenant's background jobs; a key limited to some owners sees those owners' (and
+    must name one when it has several)."""
 
-    def list(self, state: JobState | None = None, limit: int = 100, skip: int = 0) -> JobList:
-        self._access.tenant_wide("the job list")
+    def list(self, state: JobState | None = None, limit: int = 100, skip: int = 0,
+             owner: str | None = None) -> JobList:
+        """The jobs, most recently changed first, with counts per state (of ``owner``'s jobs
+        only, if given)."""
+        if owner is None and self._access.owners is not None:
+            if len(self._access.owners) > 1:
+                raise InvalidInput("owner", "this key is limited to some owners: name the "
+                                   "owner whose jobs to list")
+            owner = next(iter(self._access.owners))
+        if owner is not None:
+            self._access.owner(owner)
         queue = self._memory.jobs
-        return JobList(jobs=queue.list(self._tenant, state, limit, skip),
-                       counts=queue.counts(self._tenant))
+        return JobList(jobs=queue.list(self._tenant, state, limit, skip, owner),
+                       counts=queue.counts(self._tenant, owner))
 
     def get(self, id_: str) -> Job:
-        self._access.tenant_wide("a job")
-        return self._memory.jobs.get(self._tenant, id_)
+        job = self._memory.jobs.get(self._tenant, id_)
+        self._access.found(job.owner, "job", id_)
+        return job
 
     def rerun(self, id_: str) -> Job:
         """A failed or done job back to pending: NotFound, or Conflict while it is live."""
-        self._access.tenant_wide("running a job again")
         self._access.write("running a job again")
+        if self._access.owners is not None:
+            self.get(id_)  # another owner's job (or one of no owner) is unknown to the key
         return self._memory.jobs.rerun(self._tenant, id_)
 
     def retry_extraction(self, req: ExtractionRetryIn) -> ExtractionRetry:

@@ -223,9 +223,9 @@ class AsyncGraphMem:
 
     # --- jobs and usage ----------------------------------------------------------------------
 
-    async def jobs(self, *, state: JobState | None = None, skip: int = 0,
-                   limit: int = 100) -> JobList:
-        return await self._run(calls.jobs(state, skip, limit))
+    async def jobs(self, *, state: JobState | None = None, owner: str | None = None,
+                   skip: int = 0, limit: int = 100) -> JobList:
+        return await self._run(calls.jobs(state, skip, limit, owner))
 
     async def rerun_job(self, job_id: str) -> Job:
         return await self._run(calls.rerun_job(job_id))

@@ -298,8 +298,10 @@ def audit(name: str, params: Query) -> Call[AuditResult]:
 
 # --- jobs and usage --------------------------------------------------------------------------
 
-def jobs(state: JobState | None, skip: int, limit: int) -> Call[JobList]:
-    return _call("jobs", JobList, params={"state": state, "skip": skip, "limit": limit})
+def jobs(state: JobState | None, skip: int, limit: int,
+         owner: str | None = None) -> Call[JobList]:
+    return _call("jobs", JobList, params={"state": state, "owner": owner, "skip": skip,
+                                          "limit": limit})
 
 
 def rerun_job(job_id: str) -> Call[Job]:

@@ -224,8 +224,10 @@ class GraphMem:
 
     # --- jobs and usage ----------------------------------------------------------------------
 
-    def jobs(self, *, state: JobState | None = None, skip: int = 0, limit: int = 100) -> JobList:
-        return self._run(calls.jobs(state, skip, limit))
+    def jobs(self, *, state: JobState | None = None, owner: str | None = None, skip: int = 0,
+             limit: int = 100) -> JobList:
+        """Background jobs, most recently changed first (``owner``: that owner's only)."""
+        return self._run(calls.jobs(state, skip, limit, owner))
 
     def rerun_job(self, job_id: str) -> Job:
         return self._run(calls.rerun_job(job_id))

@@ -148,14 +148,15 @@ class JobStore:
         rows = self._store.run("queries/jobs/get", tenant=tenant, id=id_)
         return rows[0]["job"] if rows else None
 
-    def list(self, tenant: str, state: str | None, skip: int, limit: int) -> list[Row]:
-        rows = self._store.run("queries/jobs/list", tenant=tenant, state=state, skip=skip,
-                               limit=limit)
+    def list(self, tenant: str, state: str | None, skip: int, limit: int,
+             owner: str | None = None) -> list[Row]:
+        rows = self._store.run("queries/jobs/list", tenant=tenant, state=state, owner=owner,
+                               skip=skip, limit=limit)
         return [epoch_times(r["job"]) for r in rows]
 
-    def counts(self, tenant: str) -> dict[str, int]:
+    def counts(self, tenant: str, owner: str | None = None) -> dict[str, int]:
         return {r["state"]: r["jobs"] for r in self._store.run("queries/jobs/counts",
-                                                                tenant=tenant)}
+                                                                tenant=tenant, owner=owner)}
 
     def counts_all(self, states: Iterable[str], cap: int) -> dict[str, int]:
         """Jobs per state over every tenant, each capped at ``cap`` (operators' metrics only)."""

@@ -171,10 +171,16 @@ def test_a_key_for_one_owner_uses_that_owners_memory_only(keyed: dict[str, Any])
     assert c.get(f"/v1/observations/{fact[bob]}/history", headers=full).status_code == 200
     assert c.delete(f"/v1/traces/run-{bob}", headers=full).json()["already_forgotten"] is False
     assert c.delete(f"/v1/messages/{mine}", headers=k).status_code == 200
+    # jobs: its owner's
+    jobs = c.get("/v1/jobs", headers=k).json()
+    assert jobs["jobs"] and {j["owner"] for j in jobs["jobs"]} == {alice}
+    assert sum(jobs["counts"].values()) == len(jobs["jobs"])
+    _refused(c.get("/v1/jobs", params={"owner": bob}, headers=k), "owner")
+    assert c.get("/v1/jobs", headers=auth("two")).json()["title"] == "invalid input"
+    theirs_job = c.get("/v1/jobs", params={"owner": bob}, headers=full).json()["jobs"][0]["id"]
+    assert c.post(f"/v1/jobs/{theirs_job}/rerun", headers=k).status_code == 404
     # what spans the tenant needs a key for every owner
-    for method, path in [("get", "/v1/jobs"), ("get", "/v1/usage"),
-                         ("get", "/v1/audit/integrity_overlaps"),
-                         ("post", "/v1/jobs/x/rerun")]:
+    for method, path in [("get", "/v1/usage"), ("get", "/v1/audit/integrity_overlaps")]:
         _refused(c.request(method, path, headers=k), None, "spans the tenant")
     assert c.get("/v1/audit", headers=k).status_code == 200  # the list of queries
     _refused(c.get("/v1/audit/true_at", params={"owner": bob, "t": "2026-03-01T10:00:00Z"},

@@ -113,6 +113,7 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         jobs = gm.jobs(limit=50)
         mine = [j for j in jobs.jobs if j.owner == o]
         assert mine and mine[0].kind == "form_session"
+        assert [j.id for j in gm.jobs(owner=o).jobs] == [j.id for j in mine]
         drain(memory, TENANT)
         done = gm.jobs(state="done").jobs
         assert any(j.id == mine[0].id for j in done)

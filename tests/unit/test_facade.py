@@ -146,6 +146,7 @@ def _refusals(tm: TenantMemory) -> dict[str, object]:
         "traces": lambda: tm.traces.ingest([trace]),
         "skills": lambda: tm.skills.search(SkillSearch(query="q", owner=BOB)),
         "retry": lambda: tm.jobs.retry_extraction(ExtractionRetryIn(owner=BOB)),
+        "jobs": lambda: tm.jobs.list(owner=BOB),
         "audit": lambda: tm.audit.run("true_at", {"owner": BOB, "t": "2026-03-15T12:00:00Z"}),
     }
 
@@ -165,7 +166,9 @@ def test_a_key_for_alice_finds_nothing_of_bobs_by_id() -> None:
     mem.procedural.skill.return_value.skill.owner = BOB
     mem.procedural.case.return_value.case.owner = BOB
     mem.owner_of.return_value = BOB
-    for call in (lambda: tm.messages.get("m1"), lambda: tm.skills.get("s1"),
+    mem.jobs.get.return_value.owner = BOB
+    for call in (lambda: tm.jobs.get("j1"), lambda: tm.jobs.rerun("j1"),
+                 lambda: tm.messages.get("m1"), lambda: tm.skills.get("s1"),
                  lambda: tm.cases.get("c1"), lambda: tm.messages.forget("m1"),
                  lambda: tm.facts.forget("f1"), lambda: tm.traces.forget("t1")):
         with pytest.raises(NotFound):
@@ -175,7 +178,7 @@ def test_a_key_for_alice_finds_nothing_of_bobs_by_id() -> None:
         tm.skills.get("s1", as_of=T0)
     assert mem.procedural.skill.call_count == 1  # only the call above, without a time
     assert not mem.forget_message.called and not mem.forget_fact.called
-    assert not mem.forget_trace.called
+    assert not mem.forget_trace.called and not mem.jobs.rerun.called
     mem.owner_of.return_value = None  # nothing left of it: forgetting says so itself
     tm.messages.forget("m1")
     mem.forget_message.assert_called_once_with("acme", "m1", None)

@@ -248,7 +248,8 @@ export class GraphMem {
 
   // --- jobs, usage, procedural memory, health ---------------------------------------------------
 
-  jobs(query: { state?: Job["state"]; skip?: number; limit?: number } = {}): Promise<JobList> {
+  jobs(query: { state?: Job["state"]; owner?: string; skip?: number; limit?: number } = {}):
+      Promise<JobList> {
     return this.send({ method: "GET", path: "/v1/jobs", query, retry: true });
   }
   /** A failed or done job back to pending; 409 (`Conflict`) while pending or running. */

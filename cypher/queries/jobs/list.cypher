@@ -1,10 +1,12 @@
-// Purpose: a tenant's jobs, most recently changed first, optionally of one state only.
-// Parameters: $tenant, $state (string, or null: every state), $skip, $limit
+// Purpose: a tenant's jobs, most recently changed first, optionally of one state only, and of
+//   one owner only.
+// Parameters: $tenant, $state (string, or null: every state), $owner (string, or null: every
+//   owner's), $skip, $limit
 // Columns: job (what a reader is shown of it: its properties but the claim token, its times as
 //   microseconds since the epoch, <name>_us: the driver reads a datetime ~75x slower than an
 //   integer, and a page holds six per job)
 MATCH (j:Job {tenant: $tenant})
-WHERE $state IS NULL OR j.state = $state
+WHERE ($state IS NULL OR j.state = $state) AND ($owner IS NULL OR j.owner = $owner)
 WITH j ORDER BY j.updated_at DESC, j.id
 SKIP $skip LIMIT $limit
 RETURN j {.tenant, .id, .kind, .key, .state, .attempts, .max_attempts, .generation, .reruns,

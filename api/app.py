@@ -7,13 +7,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Response
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from graphmem import __version__, export
-from graphmem.access import Access
-from graphmem.config import Settings, caller_of
+from graphmem.config import Settings
 from graphmem.errors import GraphMemError, StoreUnavailable
 from graphmem.export import OwnerExport
 from graphmem.models import (
@@ -44,7 +43,7 @@ from . import (
     usage,
 )
 from . import context as agent_context
-from .auth import KeyGate, KeyRing, access_dependency, resolve_access
+from .auth import Caller, KeyGate, KeyRing, caller_dependency, resolve_access
 from .limits import BodyLimit, RateGate
 from .replies import model_reply
 
@@ -111,7 +110,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     app.add_middleware(KeyGate, keys=keys)
     app.add_middleware(problems.Unexpected)
     observability.install(app, settings, runtime, keys)  # outermost: request id, metrics, …
-    Caller = Annotated[Access, Depends(access_dependency(keys))]
+    Who = Annotated[Caller, Depends(caller_dependency(keys))]
 
     # The dependencies are coroutine functions: FastAPI calls them on the event loop, where a
     # plain function would cost a hand-off to a worker thread each (three per request).
@@ -124,9 +123,9 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
 
     Mem = Annotated[Memory, Depends(ready_memory)]
 
-    async def tenant_memory(access: Caller, mem: Mem,
-                            authorization: str | None = Header(default=None)) -> TenantMemory:
-        return mem.for_tenant(access.tenant, access, caller_of(authorization))
+    async def tenant_memory(who: Who, mem: Mem) -> TenantMemory:
+        access = who.granted()
+        return mem.for_tenant(access.tenant, access, who.name)
 
     TenantMem = Annotated[TenantMemory, Depends(tenant_memory)]  # the caller's memory
     v1 = APIRouter(prefix="/v1")

@@ -3,7 +3,8 @@ to what it grants (`graphmem.access.Access`: a tenant, maybe some of its owners 
 read only). `KeyRing` holds them: ``GRAPHMEM_API_KEYS`` (read at start) and the keys file
 ``GRAPHMEM_API_KEYS_FILE``, read again when it changes (checked at most once a second), so keys
 are added and revoked without a restart. `KeyGate` refuses a request to ``/v1`` without a valid
-key before its body is read; `access_dependency` gives the routes the caller's access."""
+key before its body is read; `caller` resolves a request's key once for every part that reads
+it (the key check, the rate gate, the routes, the request log)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import Header
+from fastapi import Request
 
 from graphmem.access import Access, Grant, parse_keys
-from graphmem.config import Settings, hash_api_key
+from graphmem.config import KEY_ID_CHARS, Settings, hash_api_key
 from graphmem.errors import Unauthorized
 
 from .problems import problem
@@ -39,6 +41,11 @@ def read_keys_file(path: Path) -> dict[str, Grant]:
         raise ValueError(f"API keys file {path}: {exc}") from None
 
 
+def _granting(grants: Mapping[str, Grant]) -> dict[str, Access]:
+    """Configured grants as what they grant, made once (not per request)."""
+    return {hashed: Access.of(grant) for hashed, grant in grants.items()}
+
+
 class KeyRing:
     """The keys a server accepts. Those of ``GRAPHMEM_API_KEYS`` are fixed for the process;
     those of the keys file follow the file: a key added to it is accepted, and one removed from
@@ -50,23 +57,22 @@ class KeyRing:
     def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
         self.allow_anonymous = settings.allow_anonymous
         self.anonymous_tenant = settings.anonymous_tenant
-        self._fixed = dict(settings.api_keys)
+        self._fixed = _granting(settings.api_keys)
         self._path = settings.api_keys_file
         self._clock = clock
         self._lock = threading.Lock()
-        self._from_file: dict[str, Grant] = {}
+        self._from_file: dict[str, Access] = {}
         self._stamp: tuple[int, int, int] | None = None
         self._checked = clock()
         if self._path is not None:
             self._stamp = self._stat()
-            self._from_file = read_keys_file(self._path)
+            self._from_file = _granting(read_keys_file(self._path))
 
     def get(self, hashed: str) -> Access | None:
         """What the key with this sha256 hex grants; None for an unknown key."""
         if self._path is not None and self._clock() - self._checked >= RECHECK_S:
             self._reload()
-        grant = self._from_file.get(hashed) or self._fixed.get(hashed)
-        return None if grant is None else Access.of(grant)
+        return self._from_file.get(hashed) or self._fixed.get(hashed)
 
     def _stat(self) -> tuple[int, int, int] | None:
         assert self._path is not None
@@ -97,39 +103,100 @@ class KeyRing:
                 log.error("%s; the %d key(s) read before stay in force", exc,
                           len(self._from_file))
                 return
-            self._from_file = keys
+            self._from_file = _granting(keys)
             log.info("API keys file %s read again: %d key(s)", self._path, len(keys))
 
 
-def resolve_access(keys: KeyRing, authorization: str | None) -> Access:
-    """What an ``Authorization`` header value grants; `Unauthorized` when there is no key or an
-    unknown one."""
+@dataclass(frozen=True)
+class Caller:
+    """Who sent one request, read once from its ``Authorization`` header (`caller`)."""
+
+    access: Access | None
+    """What its key grants; None when it has no valid key (``refused`` says why)."""
+    refused: Unauthorized | None
+    hashed: str | None
+    """The sha256 of the bearer key it sent, known or not; None without one."""
+
+    @property
+    def key_id(self) -> str | None:
+        """Its key's public id (`graphmem.config.key_id`), for the request log."""
+        return self.hashed[:KEY_ID_CHARS] if self.hashed else None
+
+    @property
+    def name(self) -> str:
+        """Who it is in the audit records: its key's id, or ``anonymous``."""
+        return self.key_id or "anonymous"
+
+    def granted(self) -> Access:
+        """What its key grants; `Unauthorized` when it has no valid key."""
+        if self.access is None:
+            raise self.refused or Unauthorized("unknown API key")
+        return self.access
+
+
+CALLER = "graphmem.caller"
+"""Where a request's `Caller` is kept in its ASGI scope's state."""
+
+
+def caller(keys: KeyRing, scope: MutableMapping[str, Any]) -> Caller:
+    """The request's caller, resolved once and kept in its scope: the key check, the rate
+    gate, the routes and the request log all read the same one."""
+    state = scope.setdefault("state", {})
+    found = state.get(CALLER)
+    if not isinstance(found, Caller):
+        found = state[CALLER] = _caller(
+            keys, [v for k, v in scope.get("headers", []) if k == b"authorization"])
+    return found
+
+
+def _caller(keys: KeyRing, values: list[bytes]) -> Caller:
+    header = values[-1].decode("latin-1") if values else None
+    key = _bearer(header)
+    hashed = hash_api_key(key) if key else None
+    try:
+        if len(values) > 1:
+            raise Unauthorized("send one Authorization header, not several")
+        return Caller(_granted(keys, header, hashed), None, hashed)
+    except Unauthorized as exc:
+        return Caller(None, exc, hashed)
+
+
+def _bearer(authorization: str | None) -> str | None:
+    """The key of ``Bearer <key>``; None for anything else."""
+    scheme, _, key = (authorization or "").partition(" ")
+    return key.strip() if scheme.lower() == "bearer" and key.strip() else None
+
+
+def _granted(keys: KeyRing, authorization: str | None, hashed: str | None) -> Access:
     if authorization is None:
         if keys.allow_anonymous:
             return Access(tenant=keys.anonymous_tenant)
         raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
-    scheme, _, key = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not key.strip():
+    if hashed is None:
         raise Unauthorized("malformed Authorization header: expected 'Bearer <key>'")
-    found = keys.get(hash_api_key(key.strip()))
+    found = keys.get(hashed)
     if found is None:
         raise Unauthorized("unknown API key")
     return found
 
 
-def resolve_tenant(keys: KeyRing, authorization: str | None) -> str:
-    """The tenant of an ``Authorization`` header value (`resolve_access`)."""
-    return resolve_access(keys, authorization).tenant
+def resolve_access(keys: KeyRing, authorization: str | None) -> Access:
+    """What an ``Authorization`` header value grants; `Unauthorized` when there is no key or an
+    unknown one."""
+    key = _bearer(authorization)
+    return _granted(keys, authorization, hash_api_key(key) if key else None)
 
 
-def access_dependency(keys: KeyRing) -> Callable[[str | None], Awaitable[Access]]:
-    """The route dependency giving the caller's access. It is a coroutine function (at most a
-    stat of the keys file a second), so FastAPI calls it on the event loop instead of handing
-    it to a thread."""
-    async def access(authorization: str | None = Header(default=None)) -> Access:
-        return resolve_access(keys, authorization)
+def caller_dependency(keys: KeyRing) -> Callable[[Request], Awaitable[Caller]]:
+    """The route dependency giving the request's caller, with a valid key (`caller`). It is a
+    coroutine function (nothing in it blocks), so FastAPI calls it on the event loop instead of
+    handing it to a thread."""
+    async def who(request: Request) -> Caller:
+        found = caller(keys, request.scope)
+        found.granted()
+        return found
 
-    return access
+    return who
 
 
 class KeyGate:
@@ -145,13 +212,8 @@ class KeyGate:
         if scope["type"] == "http" and (
             path == PROTECTED_PREFIX or path.startswith(PROTECTED_PREFIX + "/")
         ):
-            values = [v for k, v in scope.get("headers", []) if k == b"authorization"]
-            header = values[0].decode("latin-1") if values else None
-            try:
-                if len(values) > 1:
-                    raise Unauthorized("send one Authorization header, not several")
-                resolve_access(self.keys, header)
-            except Unauthorized as exc:
-                await problem(401, exc.title, exc.detail)(scope, receive, send)
+            refused = caller(self.keys, scope).refused
+            if refused is not None:
+                await problem(401, refused.title, refused.detail)(scope, receive, send)
                 return
         await self.app(scope, receive, send)

@@ -8,11 +8,10 @@ import math
 import time
 from typing import Any
 
-from graphmem.config import Settings, hash_api_key
-from graphmem.errors import Unauthorized
+from graphmem.config import Settings
 from graphmem.ratelimit import TokenBuckets
 
-from .auth import KeyRing, resolve_access
+from .auth import Caller, KeyRing, caller
 from .problems import problem
 
 Scope = dict[str, Any]
@@ -37,8 +36,7 @@ class RateGate:
         path: str = scope.get("path", "")
         if scope["type"] == "http" and any(path == p or path.startswith(p + "/")
                                            for p in LIMITED):
-            wait, detail = self._wait([v for k, v in scope.get("headers", [])
-                                       if k == b"authorization"])
+            wait, detail = self._wait(caller(self.keys, scope))
             if wait > 0:
                 after = max(1, math.ceil(wait))
                 await problem(429, "too many requests", f"{detail}; retry after {after} s",
@@ -46,19 +44,13 @@ class RateGate:
                 return
         await self.app(scope, receive, send)
 
-    def _wait(self, values: list[bytes]) -> tuple[float, str]:
+    def _wait(self, who: Caller) -> tuple[float, str]:
         """(seconds until the key's next request may go, 0 now; what its rate is). A request
-        with several keys or none valid is the key check's to refuse, not counted here."""
-        if len(values) > 1:
+        without a valid key is the key check's to refuse, not counted here."""
+        if who.access is None:
             return 0.0, ""
-        header = values[0].decode("latin-1") if values else None
-        try:
-            access = resolve_access(self.keys, header)
-        except Unauthorized:
-            return 0.0, ""
-        rate = self.rate if access.rate_limit is None else access.rate_limit
-        key = hash_api_key(header.partition(" ")[2].strip()) if header else "anonymous"
-        return self.buckets.take(key, rate), (
+        rate = self.rate if who.access.rate_limit is None else who.access.rate_limit
+        return self.buckets.take(who.hashed or "anonymous", rate), (
             f"this key may send {rate:g} requests per second (bursts of {self.buckets.burst})")
 
 

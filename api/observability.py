@@ -31,12 +31,12 @@ from prometheus_client import (
 )
 
 from graphmem import __version__
-from graphmem.config import Settings, is_loopback, key_id
+from graphmem.config import Settings, is_loopback
 from graphmem.errors import GraphMemError, SchemaMismatch
 from graphmem.metrics import LATENCY_BUCKETS, JobQueueCollector
 from graphmem.service import Memory
 
-from .auth import KeyRing, resolve_tenant
+from .auth import KeyRing, caller
 from .problems import problem
 
 Scope = dict[str, Any]
@@ -245,8 +245,7 @@ class RequestObserver:
             log.info("%s %s %d %.1f ms", method, route, status, seconds * 1000, extra={
                 "method": method, "route": route, "status": status,
                 "duration_ms": round(seconds * 1000, 2),
-                "tenant": self.tenant(scope, headers.get(b"authorization")),
-                "key": self.key(scope, headers.get(b"authorization")),
+                **self.who(scope),
             })
             request_id.reset(token)
 
@@ -258,23 +257,15 @@ class RequestObserver:
         found = getattr(scope.get("route"), "path", None)
         return found if isinstance(found, str) and found else UNMATCHED
 
-    @staticmethod
-    def key(scope: Scope, authorization: bytes | None) -> str | None:
-        """The public id of the request's bearer key (`key_id`), known or not, under ``/v1``
-        and ``/mcp``: which client sent it, without the key."""
-        if authorization is None or not scope.get("path", "").startswith(("/v1", "/mcp")):
-            return None
-        scheme, _, key = authorization.decode("latin-1").partition(" ")
-        return key_id(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
-
-    def tenant(self, scope: Scope, authorization: bytes | None) -> str | None:
-        if not scope.get("path", "").startswith("/v1"):
-            return None
-        try:
-            return resolve_tenant(self.keys, authorization.decode("latin-1")
-                                  if authorization is not None else None)
-        except GraphMemError:
-            return None
+    def who(self, scope: Scope) -> dict[str, str | None]:
+        """The request's ``tenant`` (under ``/v1``, with a valid key) and ``key`` (the public id
+        of its bearer key, known or not, under ``/v1`` and ``/mcp``) for its log line."""
+        path = scope.get("path", "")
+        if not path.startswith(("/v1", "/mcp")):
+            return {"tenant": None, "key": None}
+        found = caller(self.keys, scope)
+        tenant = found.access.tenant if found.access and path.startswith("/v1") else None
+        return {"tenant": tenant, "key": found.key_id}
 
 
 # --- readiness --------------------------------------------------------------------------------

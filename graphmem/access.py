@@ -24,7 +24,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from graphmem.errors import Forbidden, NotFound
+from graphmem.errors import Forbidden, InvalidInput, NotFound
 
 OwnerName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 MAX_TENANT = 200
@@ -75,6 +75,17 @@ class Access(BaseModel):
         ``observations[2].owner``."""
         for i, owner in enumerate(owners):
             self.owner(owner, f"{field}[{i}].owner")
+
+    def one_owner(self, owner: str | None, what: str) -> str | None:
+        """The owner a read that may name one is for: ``owner`` when this key may use it; for a
+        key limited to one owner and no owner named, that owner; `InvalidInput` naming
+        ``owner`` for a key limited to several and none named (``what`` says what is read)."""
+        if owner is None and self.owners is not None:
+            if len(self.owners) > 1:
+                raise InvalidInput("owner", f"this key is limited to some owners: name the "
+                                   f"owner of {what}")
+            return next(iter(self.owners))
+        return owner if owner is None else self.owner(owner)
 
     def found(self, owner: str | None, kind: str, id_: str) -> None:
         """A thing read or forgotten by id: when it is another owner's, `NotFound` worded as for

@@ -133,13 +133,7 @@ class Messages(_Bound):
                 limit: int = 100) -> list[Message]:
         """A session's messages in event-time order (a key limited to one owner reads that
         owner's; one limited to several must name the owner)."""
-        if owner is None and self._access.owners is not None:
-            if len(self._access.owners) > 1:
-                raise InvalidInput("owner", "this key is limited to some owners: name the "
-                                   "session's owner")
-            owner = next(iter(self._access.owners))
-        if owner is not None:
-            self._access.owner(owner)
+        owner = self._access.one_owner(owner, "the session")
         return self._memory.session_messages(self._tenant, session_id, owner, skip, limit)
 
     def forget(self, id_: str) -> ForgetReport:
@@ -238,13 +232,7 @@ class Jobs(_Bound):
              owner: str | None = None) -> JobList:
         """The jobs, most recently changed first, with counts per state (of ``owner``'s jobs
         only, if given)."""
-        if owner is None and self._access.owners is not None:
-            if len(self._access.owners) > 1:
-                raise InvalidInput("owner", "this key is limited to some owners: name the "
-                                   "owner whose jobs to list")
-            owner = next(iter(self._access.owners))
-        if owner is not None:
-            self._access.owner(owner)
+        owner = self._access.one_owner(owner, "the jobs")
         queue = self._memory.jobs
         return JobList(jobs=queue.list(self._tenant, state, limit, skip, owner),
                        counts=queue.counts(self._tenant, owner))

@@ -51,6 +51,9 @@ InProcessWorker = Annotated[bool, typer.Option(
     "shutdown; or set GRAPHMEM_WORKER_IN_PROCESS")]
 
 
+CALLER = "cli"
+"""Who the command line is in the audit records (`TenantMemory.caller`)."""
+
 Owners = Annotated[list[str] | None, typer.Option(
     "--owner", help="Limit to this owner's memory (repeat for more); default every owner of "
     "the tenant")]
@@ -88,7 +91,7 @@ def tenant_memory(tenant: str) -> Iterator[TenantMemory]:
         mem = Memory.open(Settings(), apply_schema=False, lazy_model=True)
         try:
             mem.ping()  # Neo4j down: one line now, not after the query retries
-            yield mem.for_tenant(tenant, caller="cli")
+            yield mem.for_tenant(tenant, caller=CALLER)
         finally:
             mem.close()
     except GraphMemError as exc:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from pydantic import BaseModel, ValidationError
 
-from graphmem.cli.common import Tenant, console, fail, progress_bar, tenant_memory
+from graphmem.cli.common import CALLER, Tenant, console, fail, progress_bar, tenant_memory
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError, InvalidInput
 from graphmem.models import ForgetMessages, MessageIn, SearchRequest
@@ -235,7 +235,7 @@ def _ingest_traces(file: Path, tenant: str, batch: int) -> None:
             # checked whole above; the service reads each run's steps as it stores it
             for runs in jsonl.read_with(partial(jsonl.parse_as, TraceIn), file,
                                         min(batch, MAX_TRACES)):
-                report = mem.for_tenant(tenant, caller="cli").traces.ingest(runs)
+                report = mem.for_tenant(tenant, caller=CALLER).traces.ingest(runs)
                 created += report.created
                 progress.advance(task, len(report.ids))
     finally:
@@ -267,7 +267,7 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
 
     mem = Memory.open(Settings())
     try:
-        tm = mem.for_tenant(tenant, caller="cli")
+        tm = mem.for_tenant(tenant, caller=CALLER)
         counts["new"] = sum(r.created for r in tm.messages.ingest_many(messages()))
         facts, facts_there = tm.facts.restore(kept)
         traces = restore.traces_of(kept)
@@ -309,7 +309,7 @@ def ingest(
         try:
             with progress_bar() as progress:
                 task = progress.add_task("ingesting", total=total)
-                for report in mem.for_tenant(tenant, caller="cli").messages.ingest_many(batches):
+                for report in mem.for_tenant(tenant, caller=CALLER).messages.ingest_many(batches):
                     created += report.created
                     progress.advance(task, len(report.ids))
         finally:
@@ -394,7 +394,7 @@ def _searched(tenant: str, search: Callable[[TenantMemory], R]) -> R:
     try:
         mem = Memory.open(Settings())
         try:
-            return search(mem.for_tenant(tenant, caller="cli"))
+            return search(mem.for_tenant(tenant, caller=CALLER))
         finally:
             mem.close()
     except GraphMemError as exc:

@@ -14,14 +14,7 @@ from graphmem.access import Access
 from graphmem.api.auth import RECHECK_S, KeyRing, resolve_access
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import Unauthorized
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.fakes import Clock
 
 
 def _write(path: Path, keys: dict[str, object]) -> None:

@@ -20,6 +20,7 @@ from graphmem.api.auth import KeyRing
 from graphmem.config import Settings
 from graphmem.errors import Conflict, SchemaMismatch, StoreUnavailable
 from graphmem.models import IngestReport, SearchRequest, SearchResult
+from tests.support.fakes import Clock
 
 
 def sample(name: str, **labels: str) -> float:
@@ -143,14 +144,6 @@ def test_observe_embedding_times_calls_with_texts_only() -> None:
 
 
 # --- the job-queue gauge ------------------------------------------------------------------------
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_job_counts_are_cached_for_the_ttl() -> None:
     reads: list[int] = []
     clock = Clock()

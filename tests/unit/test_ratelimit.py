@@ -7,18 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.ratelimit import TokenBuckets
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.fakes import Clock
 
 
 def test_a_burst_then_the_rate() -> None:
-    clock = Clock()
+    clock = Clock(0.0)
     buckets = TokenBuckets(3, clock)
     assert [buckets.take("k", 2.0) for _ in range(3)] == [0.0, 0.0, 0.0]
     assert buckets.take("k", 2.0) == pytest.approx(0.5)  # the next token in half a second
@@ -31,14 +24,14 @@ def test_a_burst_then_the_rate() -> None:
 
 
 def test_rate_zero_is_no_limit_and_a_burst_needs_one() -> None:
-    buckets = TokenBuckets(1, Clock())
+    buckets = TokenBuckets(1, Clock(0.0))
     assert all(buckets.take("k", 0.0) == 0.0 for _ in range(1000))
     with pytest.raises(ValueError):
-        TokenBuckets(0, Clock())
+        TokenBuckets(0, Clock(0.0))
 
 
 def test_the_oldest_bucket_goes_first() -> None:
-    clock = Clock()
+    clock = Clock(0.0)
     buckets = TokenBuckets(1, clock, max_keys=2)
     for key in ("a", "b"):
         assert buckets.take(key, 1.0) == 0.0
@@ -52,7 +45,7 @@ def test_the_oldest_bucket_goes_first() -> None:
        st.lists(st.floats(0, 0.5), min_size=1, max_size=200))
 def test_never_more_than_the_burst_plus_the_rate(rate: float, burst: int,
                                                  gaps: list[float]) -> None:
-    clock = Clock()
+    clock = Clock(0.0)
     buckets = TokenBuckets(burst, clock)
     allowed = 0
     for gap in gaps:

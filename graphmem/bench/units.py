@@ -40,9 +40,14 @@ class Probe:
 
 
 def evidence_recall(gold: Sequence[str], returned_ids: Sequence[str]) -> float:
-    """LoCoMo's ``recall_acc``: the share of gold dia_ids among the returned messages."""
+    """LoCoMo's ``recall_acc``: the share of gold dia_ids among the returned messages. A gold
+    id listed twice counts once (as a returned message does); a question without gold evidence
+    has no recall (ValueError: leave it out, as `graphmem.bench.locomo.probes_of` does)."""
+    wanted = set(gold)
+    if not wanted:
+        raise ValueError("no gold evidence: a question without evidence cannot be scored")
     got = {dia_id(i) for i in returned_ids}
-    return sum(g in got for g in gold) / len(gold)
+    return len(wanted & got) / len(wanted)
 
 
 def percentiles(ms: Sequence[float]) -> dict[str, float]:

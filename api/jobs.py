@@ -1,4 +1,4 @@
-"""Routes for the job queue: the caller's jobs with counts per state, rerunning one, and
+"""Routes for the job queue: the caller's jobs with counts per state, one job, rerunning one,
 retrying the fact extraction of episodes whose last one kept nothing."""
 
 from typing import Annotated, Any
@@ -25,6 +25,13 @@ def router(TenantMem: Any) -> APIRouter:
         rerun. A key limited to some owners lists its owner's (naming one when it has
         several)."""
         return mem.jobs.list(state, limit, skip, owner)  # type: ignore[no-any-return]
+
+    @r.get("/jobs/{job_id:path}", response_model=Job)
+    def get_job(job_id: Annotated[str, Path(min_length=1)], mem: TenantMem) -> Job:
+        """One job: its kind, key, state, attempts, ``last_error`` and, once done, its
+        ``result`` (what it formed). 404 for an unknown id, or another owner's job for a key
+        limited to some owners."""
+        return mem.jobs.get(job_id)  # type: ignore[no-any-return]
 
     @r.post("/jobs/{job_id:path}/rerun", response_model=Job)
     def rerun(job_id: Annotated[str, Path(min_length=1)], mem: TenantMem) -> Job:

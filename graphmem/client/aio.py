@@ -227,6 +227,9 @@ class AsyncGraphMem:
                    skip: int = 0, limit: int = 100) -> JobList:
         return await self._run(calls.jobs(state, skip, limit, owner))
 
+    async def job(self, job_id: str) -> Job:
+        return await self._run(calls.job(job_id))
+
     async def rerun_job(self, job_id: str) -> Job:
         return await self._run(calls.rerun_job(job_id))
 

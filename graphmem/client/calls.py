@@ -99,6 +99,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "audits": Endpoint("GET", "/v1/audit", True),
     "audit": Endpoint("GET", "/v1/audit/{name}", True),
     "jobs": Endpoint("GET", "/v1/jobs", True),
+    "job": Endpoint("GET", "/v1/jobs/{job_id}", True),
     "rerun_job": Endpoint("POST", "/v1/jobs/{job_id}/rerun", False),
     "retry_extraction": Endpoint("POST", "/v1/episodes/retry-extraction", True),
     "usage": Endpoint("GET", "/v1/usage", True),
@@ -302,6 +303,10 @@ def jobs(state: JobState | None, skip: int, limit: int,
          owner: str | None = None) -> Call[JobList]:
     return _call("jobs", JobList, params={"state": state, "owner": owner, "skip": skip,
                                           "limit": limit})
+
+
+def job(job_id: str) -> Call[Job]:
+    return _call("job", Job, path={"job_id": job_id})
 
 
 def rerun_job(job_id: str) -> Call[Job]:

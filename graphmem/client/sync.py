@@ -229,6 +229,10 @@ class GraphMem:
         """Background jobs, most recently changed first (``owner``: that owner's only)."""
         return self._run(calls.jobs(state, skip, limit, owner))
 
+    def job(self, job_id: str) -> Job:
+        """One job: its state, attempts, ``last_error`` and, once done, its ``result``."""
+        return self._run(calls.job(job_id))
+
     def rerun_job(self, job_id: str) -> Job:
         return self._run(calls.rerun_job(job_id))
 

@@ -252,6 +252,10 @@ export class GraphMem {
       Promise<JobList> {
     return this.send({ method: "GET", path: "/v1/jobs", query, retry: true });
   }
+  /** One job: its state, attempts, `last_error` and, once done, its `result`. */
+  job(jobId: string): Promise<Job> {
+    return this.send({ method: "GET", path: `/v1/jobs/${id(jobId)}`, retry: true });
+  }
   /** A failed or done job back to pending; 409 (`Conflict`) while pending or running. */
   rerunJob(jobId: string): Promise<Job> {
     return this.send({ method: "POST", path: `/v1/jobs/${id(jobId)}/rerun`, retry: false });

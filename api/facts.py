@@ -6,7 +6,7 @@ from fastapi import APIRouter, Path, Query, Request
 
 from graphmem import audit
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationBatch, ProfileOps
-from graphmem.models import AuditInfo, AuditResult, UtcDatetime
+from graphmem.models import DATETIME_PATTERN, AuditInfo, AuditResult, UtcDatetime
 
 
 def router(TenantMem: Any) -> APIRouter:
@@ -74,22 +74,21 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in row.items()}
 
 
-_KINDS = {"string": {"type": "string"}, "datetime": {"type": "string", "format": "date-time"},
-          "int": {"type": "integer"}, "bool": {"type": "boolean"}}
+_KINDS: dict[str, dict[str, Any]] = {
+    "string": {"type": "string", "minLength": 1, "maxLength": audit.MAX_STRING},
+    "datetime": {"type": "string", "format": "date-time", "pattern": DATETIME_PATTERN},
+    "int": {"type": "integer", "minimum": audit.INT_RANGE[0], "maximum": audit.INT_RANGE[1]},
+    "bool": {"type": "boolean"}}
 
 
 def audit_parameters(queries: list[audit.AuditQuery]) -> list[dict[str, Any]]:
     """The audit queries' parameters as documented query parameters: each name once, with the
     queries that take it (a query missing one it takes answers 422 naming it)."""
     takers: dict[str, list[str]] = {}
-    kinds: dict[str, set[str]] = {}
     for q in queries:
-        for name, kind in q.params.items():
-            if name != "tenant":  # always the caller's
-                takers.setdefault(name, []).append(q.name)
-                kinds.setdefault(name, set()).add(kind)
-    return [{"name": name, "in": "query", "required": False,
-             "schema": _KINDS[next(iter(kinds[name]))] if len(kinds[name]) == 1
-             else {"type": "string"},
-             "description": "Taken by " + ", ".join(sorted(takers[name]))}
-            for name in sorted(takers)]
+        for name in q.params:
+            takers.setdefault(name, []).append(q.name)
+    return [{"name": name, "in": "query", "required": False, "schema": _KINDS[kind],
+             "description": "Taken by " + ", ".join(sorted(takers[name])) + " (checked "
+             "whichever query runs)"}
+            for name, kind in audit.declared().items()]

@@ -33,8 +33,10 @@ PROBLEM_SCHEMA: dict[str, Any] = {
         "status": {"type": "integer"},
         "detail": {"type": "string"},
         "field": {"type": "string"},
+        "error_count": {"type": "integer", "description": "How many errors there were; "
+                        "`errors` lists the first 20"},
         "errors": {
-            "type": "array",
+            "type": "array", "maxItems": 20,
             "items": {
                 "type": "object",
                 "required": ["field", "problem"],

@@ -5,6 +5,7 @@ and unexpected exceptions to HTTP, so every error the server sends is applicatio
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
 
@@ -14,12 +15,14 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from graphmem.errors import (
+    Conflict,
     Forbidden,
     GraphMemError,
     InvalidInput,
     StoreBusy,
     StoreUnavailable,
 )
+from graphmem.wire import MAX_ERRORS
 
 log = logging.getLogger("graphmem.api")
 PROBLEM = "application/problem+json"
@@ -45,12 +48,29 @@ def store_unavailable(exc: StoreUnavailable) -> JSONResponse:
 
 
 def _field(loc: tuple[Any, ...]) -> str:
-    """('body', 'messages', 0, 'timestamp') -> 'messages[0].timestamp'."""
+    """('body', 'messages', 0, 'timestamp') -> 'messages[0].timestamp'. A body that is a
+    union of models (``POST /v1/traces``) has the member's name first ('body', 'TraceBatch',
+    'traces'): it names no field, and is skipped."""
     out = ""
     prefixes = ("body", "query", "path", "header", "cookie")
-    for part in loc[1:] if loc and loc[0] in prefixes else loc:
+    parts = loc[1:] if loc and loc[0] in prefixes else loc
+    if loc[:1] == ("body",) and parts and str(parts[0])[:1].isupper():
+        parts = parts[1:]
+    for part in parts:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "body"
+
+
+def invalid_input(found: Sequence[Any]) -> JSONResponse:
+    """A 422 problem for validation errors: the first `MAX_ERRORS` listed, `error_count` says
+    how many there were (a list of bad items must not make an answer of its size)."""
+    errors = [{"field": _field(tuple(e.get("loc", ()))), "problem": e.get("msg", "invalid")}
+              for e in found[:MAX_ERRORS]]
+    detail = "; ".join(f"{e['field']}: {e['problem']}" for e in errors[:5])
+    if len(found) > len(errors):
+        detail += f" (and {len(found) - len(errors)} more errors)"
+    return problem(422, "invalid input", detail, field=errors[0]["field"], errors=errors,
+                   error_count=len(found))
 
 
 def _unreadable_body(exc: HTTPException) -> str:
@@ -78,7 +98,7 @@ def install(app: FastAPI) -> None:
             return problem(exc.status, exc.title, exc.detail, field=exc.field, errors=errors)
         if isinstance(exc, StoreUnavailable):
             return store_unavailable(exc)
-        if isinstance(exc, Forbidden) and exc.field is not None:
+        if isinstance(exc, Forbidden | Conflict) and exc.field is not None:
             return problem(exc.status, exc.title, exc.detail, field=exc.field)
         if exc.status >= 500:
             log.error("%s: %s", exc.title, exc.detail)
@@ -86,17 +106,12 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [
-            {"field": _field(tuple(e.get("loc", ()))), "problem": e.get("msg", "invalid")}
-            for e in exc.errors()
-        ]
-        if any(e.get("type") == "json_invalid" for e in exc.errors()):
-            first = exc.errors()[0]
-            where = first.get("ctx", {}).get("error", "")
+        found = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in found):
+            where = found[0].get("ctx", {}).get("error", "")
             return problem(400, "malformed JSON", f"the body is not valid JSON: {where}",
                            field="body", errors=[{"field": "body", "problem": "malformed JSON"}])
-        detail = "; ".join(f"{e['field']}: {e['problem']}" for e in errors[:5])
-        return problem(422, "invalid input", detail, field=errors[0]["field"], errors=errors)
+        return invalid_input(found)
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException) -> JSONResponse:

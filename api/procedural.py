@@ -14,7 +14,7 @@ from graphmem.procedural.models import (
     SkillSearch,
     SkillSearchResult,
     TraceBatch,
-    TraceIn,
+    TraceBody,
     TraceReport,
 )
 
@@ -25,7 +25,7 @@ def router(TenantMem: Any) -> APIRouter:
     When = Annotated[UtcDatetime | None, Query(description="ISO 8601 with an offset")]
 
     @r.post("/traces", status_code=201, response_model=TraceReport)
-    def post_traces(body: TraceBatch | TraceIn, mem: TenantMem) -> TraceReport:
+    def post_traces(body: TraceBody, mem: TenantMem) -> TraceReport:
         """Store one run (a trace) or a batch ``{"traces": [...]}``. 201 means committed, steps
         included; cases and skills form in the background (``form_trace`` jobs)."""
         traces = body.traces if isinstance(body, TraceBatch) else [body]

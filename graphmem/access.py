@@ -6,6 +6,10 @@ call, so the HTTP API, MCP over HTTP or stdio, and the CLI all refuse the same t
   call naming another owner is refused (`Forbidden`, 403, naming the field); a thing read or
   forgotten by id (a message, fact, trace, skill, case) that belongs to another owner is
   answered as if it did not exist (404), so a key learns nothing of owners it may not use;
+  ids are names in the tenant, so an id it chooses that another owner holds is refused as one
+  its own owner holds with other content (409): it learns the id is taken, not whose, nor
+  what is stored under it, and it may not send an id of the forms graphmem derives from
+  content (`DERIVED_ID`) for other content, which would confirm what another owner stored;
   lists (the tenant's owners) show its owners only. Calls that span the tenant (jobs, LLM
   usage, the audit queries, retrying extraction) need a key for every owner.
 * ``read_only``: searches, context, answers, reads and exports only; every write and every
@@ -93,6 +97,18 @@ class Access(BaseModel):
         if not self.sees(owner):
             raise NotFound(f"no {kind} {id_!r}")
 
+    def chosen_id(self, where: str, given: str | None, derived: str | None) -> None:
+        """An id sent by a key limited to some owners (``where``: ``messages[3]``): one of the
+        forms graphmem derives (`DERIVED_ID`) is accepted only as the one derived from this
+        same content (``derived``; None where it cannot be known before storing), since
+        another owner's derived id would confirm that owner's content. `InvalidInput` naming
+        ``where.id`` otherwise."""
+        if (self.owners is not None and given is not None and given != derived
+                and DERIVED_ID.fullmatch(given)):
+            raise InvalidInput(f"{where}.id", "ids of the forms m-, o-, p- or tr- followed by "
+                               "32 hex digits are derived by graphmem from content; send "
+                               "another id, or none")
+
     def write(self, what: str) -> None:
         """`Forbidden` for a read-only key; ``what`` names the write (e.g. "storing messages")."""
         if self.read_only:
@@ -103,6 +119,11 @@ class Access(BaseModel):
         if self.owners is not None:
             raise Forbidden(f"{what} spans the tenant: it needs a key for every owner, not one "
                             "limited to some")
+
+
+DERIVED_ID = re.compile(r"(?:m|o|p|tr)-[0-9a-f]{32}(?:-[0-9]+)?")
+"""The ids graphmem derives from content for a message (``m-``), an observation (``o-``), a
+profile fact (``p-``) or a run (``tr-``) sent without one: a hash of the owner and the content."""
 
 
 Grant = str | Access

@@ -69,6 +69,17 @@ def all_queries() -> list[AuditQuery]:
     return [get(n) for n in names()]
 
 
+def declared() -> dict[str, str]:
+    """Every parameter some audit query takes (but ``tenant``, always the caller's), with its
+    type; ``string`` where two queries type it differently."""
+    kinds: dict[str, set[str]] = {}
+    for q in all_queries():
+        for name, kind in q.params.items():
+            if name != "tenant":
+                kinds.setdefault(name, set()).add(kind)
+    return {n: next(iter(k)) if len(k) == 1 else "string" for n, k in sorted(kinds.items())}
+
+
 def coerce(name: str, kind: str, raw: str) -> Any:
     """A query-string value as the declared parameter type; InvalidInput naming ``name`` else.
     Datetimes follow the API's one rule (`graphmem.models.utc_datetime`), integers are decimal
@@ -96,6 +107,9 @@ def run(store: Store, tenant: str, name: str, raw: dict[str, str]) -> list[dict[
     transaction; every declared parameter is required and typed."""
     query = get(name)
     params: dict[str, Any] = {"tenant": tenant}
+    for pname, kind in declared().items():  # documented for every query: valid, or refused
+        if pname in raw and pname not in query.params:
+            coerce(pname, kind, raw[pname])
     for pname, kind in query.params.items():
         if pname == "tenant":
             continue

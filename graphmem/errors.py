@@ -55,8 +55,23 @@ class NotFound(GraphMemError):
 
 
 class Conflict(GraphMemError):
+    """``field`` names the input at fault (``messages[3].id``), when one is."""
+
     status = 409
     title = "conflict"
+
+    def __init__(self, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.field = field
+
+
+def in_use(where: str, ids: list[str]) -> str:
+    """The one wording of an id taken with other content (``where``: ``messages[3]``, the
+    first such item): the same whichever owner holds it, so a key limited to some owners
+    learns only that the id is taken."""
+    more = f" (and {len(ids) - 1} more: {ids[1:10]})" if len(ids) > 1 else ""
+    return (f"{where}.id: {ids[0]!r} is already in use in this tenant with other "
+            f"content{more}; nothing was written")
 
 
 class Unauthorized(GraphMemError):

@@ -163,7 +163,8 @@ def prepare(batch: list[MessageIn], settings: Settings) -> Prepared:
             **_event_dates(m),
         }
         if id_ in rows and rows[id_]["content_hash"] != row["content_hash"]:
-            raise Conflict(f"messages[{i}].id: {id_!r} appears twice with different content")
+            raise Conflict(f"messages[{i}].id: {id_!r} appears twice with different content",
+                           field=f"messages[{i}].id")
         rows.setdefault(id_, row)
     sessions: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows.values():

@@ -129,7 +129,8 @@ class JobQueue:
             raise NotFound(f"no job {job_id!r}")
         before, row = found
         if before not in ("failed", "done"):
-            raise Conflict(f"job {job_id!r} is {before}: only failed or done jobs are rerun")
+            raise Conflict(f"job {job_id!r} is {before}: only failed or done jobs are rerun",
+                           field="job_id")
         return Job.from_row(row)
 
     def prune_done(self, older_than: timedelta, tenant: str | None = None,

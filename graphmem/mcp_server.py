@@ -38,7 +38,7 @@ from graphmem.errors import (
     NotFound,
     StoreUnavailable,
 )
-from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
+from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationList, ProfileOpList
 from graphmem.models import (
     AuditResult,
     ContextRequest,
@@ -47,7 +47,7 @@ from graphmem.models import (
     ForgetReport,
     IngestReport,
     Message,
-    MessageIn,
+    MessageList,
     MetadataFilter,
     SearchRequest,
     SearchResult,
@@ -63,7 +63,7 @@ from graphmem.procedural.models import (
     SkillSearch,
     SkillSearchResult,
     TraceBatch,
-    TraceIn,
+    TraceList,
     TraceReport,
 )
 from graphmem.procedural.models import Outcome as RunOutcome
@@ -161,7 +161,7 @@ def build_server(scope: Scope) -> MCPServer[Any]:
     root.handlers[:], root.level = handlers, level  # the SDK's basicConfig: logging is ours
 
     @server.tool(annotations=WRITE)
-    def add_messages(messages: list[MessageIn], ctx: Ctx) -> IngestReport:
+    def add_messages(messages: MessageList, ctx: Ctx) -> IngestReport:
         """Store conversation turns (at most 1000 per call), verbatim and forever. Each needs
         owner, session_id, speaker, text and timestamp (ISO 8601 with an offset); role, id and
         metadata are optional. Sending the same turn again stores it once; a batch is written
@@ -238,7 +238,7 @@ def build_server(scope: Scope) -> MCPServer[Any]:
             return scope(ctx).messages.session(session_id, owner, skip, limit)
 
     @server.tool(annotations=WRITE)
-    def record_facts(observations: list[ObservationIn], ctx: Ctx) -> list[FactWrite]:
+    def record_facts(observations: ObservationList, ctx: Ctx) -> list[FactWrite]:
         """Record facts that may change: each {owner, subject, type, content, explicit} plus
         optional valid_from (when it became true; default: its source message's time, else now),
         valid_to, sources (message ids it rests on; required when explicit is false), reason.
@@ -276,14 +276,14 @@ def build_server(scope: Scope) -> MCPServer[Any]:
             return scope(ctx).profile.get(owner, as_of, known_at, include_history)
 
     @server.tool(annotations=WRITE)
-    def update_profile(ops: list[ProfileOp], ctx: Ctx) -> list[FactWrite]:
+    def update_profile(ops: ProfileOpList, ctx: Ctx) -> list[FactWrite]:
         """Change profile keys: each {op: ADD|UPDATE|DELETE|NOOP, owner, key, value, explicit}
         (+ valid_from, sources). Old values are closed, never erased."""
         with tool_errors():
             return scope(ctx).profile.apply(ops)
 
     @server.tool(annotations=WRITE)
-    def add_traces(traces: list[TraceIn], ctx: Ctx) -> TraceReport:
+    def add_traces(traces: TraceList, ctx: Ctx) -> TraceReport:
         """Store runs (traces) of an agent, at most 100 per call: each {owner, started_at,
         messages, outcome} plus optional id, agent, session_id, task, system, score, detail,
         conditions. messages are the run's messages as the agent produced them: OpenAI chat

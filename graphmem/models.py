@@ -107,9 +107,24 @@ def _finite(value: Scalar) -> Scalar:
     return value
 
 
-MetaValue = Annotated[Scalar, AfterValidator(_finite)]
-"""A metadata value a caller sends: a scalar, never NaN or an infinity."""
-UtcDatetime = Annotated[datetime, BeforeValidator(utc_datetime)]
+def _bounded_text(value: Scalar) -> Scalar:
+    if isinstance(value, str) and len(value) > MAX_METADATA_TEXT:
+        raise ValueError(f"{len(value)} characters; at most {MAX_METADATA_TEXT}")
+    return value
+
+
+MetaValue = Annotated[Scalar, AfterValidator(_finite), AfterValidator(_bounded_text)]
+"""A metadata value a caller sends: a scalar, never NaN or an infinity, a text of at most
+`MAX_METADATA_TEXT` characters."""
+DATETIME_PATTERN = (
+    r"^(?:[1-8][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-[0-9]{2}-[0-9]{2}[Tt ]"
+    r"[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?"
+    r"(?:[Zz]|[+-](?:0[0-9]|1[0-7]):?[0-5][0-9]|[+-]18:?00)$")
+"""What `utc_datetime` reads, declared in the API's schema: an offset is required and lies
+within +-18:00, the year within [0001, 9000)."""
+UtcDatetime = Annotated[datetime, BeforeValidator(utc_datetime), WithJsonSchema(
+    {"type": "string", "format": "date-time", "pattern": DATETIME_PATTERN},
+    mode="validation")]
 """Every datetime a caller sends: ISO 8601 with an offset, in range, stored as UTC."""
 IsoDate = Annotated[date, BeforeValidator(iso_date)]
 """Every date a caller sends: ISO 8601 ``YYYY-MM-DD``."""
@@ -119,6 +134,11 @@ NAME = r"^[^\x00-\x1f\x7f]+$"
 """Ids and names: no control characters (they would blur field boundaries in derived ids)."""
 
 MAX_FILTER_VALUES = 100
+MAX_BATCH = 1000
+"""Messages in one request: the wire bound, checked before any message is validated (the
+``max_batch`` setting may lower it, not raise it)."""
+MAX_METADATA_KEYS = 64
+MAX_METADATA_TEXT = 10_000
 OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "exists")
 """A filter value may be an object of these (every one given must hold): ``eq`` / ``ne`` a value,
 ``in`` / ``nin`` a list, ``gt`` / ``gte`` / ``lt`` / ``lte`` a number, ``exists`` a boolean."""
@@ -214,7 +234,10 @@ class MessageLike(Protocol):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    """A request body: no field it does not know, and no value of another JSON type coerced
+    (``0`` is not ``false``, ``"5"`` not ``5``)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
 
 
 class MessageIn(_Strict):
@@ -238,11 +261,18 @@ class MessageIn(_Strict):
     timestamp: UtcDatetime = Field(
         description="ISO 8601 with an offset, e.g. 2023-05-08T13:56:00Z; stored in UTC"
     )
-    metadata: dict[str, MetaValue] = Field(default_factory=dict)
+    metadata: dict[Annotated[str, Field(min_length=1, max_length=200)], MetaValue] = Field(
+        default_factory=dict, max_length=MAX_METADATA_KEYS,
+        description=f"Up to {MAX_METADATA_KEYS} keys, each a scalar value (texts up to "
+        f"{MAX_METADATA_TEXT} characters)")
+
+
+MessageList = Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_BATCH)]
+"""A batch of messages: its length is checked before any of its items is validated."""
 
 
 class MessageBatch(_Strict):
-    messages: list[MessageIn] = Field(min_length=1)
+    messages: MessageList
 
 
 class Message(BaseModel):
@@ -693,9 +723,16 @@ class AnswerResult(BaseModel):
 ForgetKind = Literal["message", "session", "trace", "fact", "messages"]
 
 
+def _one_filter(schema: dict[str, Any]) -> None:
+    schema["anyOf"] = [{"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+                       for name in ("metadata", "session_id", "time_from", "time_to")]
+
+
 class ForgetMessages(_Strict):
     """Which of an owner's messages to forget: those matching every filter given (at least
     one: forgetting everything of an owner is ``DELETE /v1/owners/{owner}``)."""
+
+    model_config = ConfigDict(json_schema_extra=_one_filter)
 
     owner: str = Field(min_length=1, max_length=200, pattern=NAME, examples=["alice"])
     session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=NAME,

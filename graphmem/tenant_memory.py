@@ -35,6 +35,7 @@ from graphmem.errors import InvalidInput
 from graphmem.export import DEFAULT_LIMIT, ExportRecord, OwnerExport
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
 from graphmem.forget import ForgetReport
+from graphmem.ingest import derived_id
 from graphmem.jobs import Job, JobList, JobState
 from graphmem.llm.usage import UsageReport
 from graphmem.models import (
@@ -68,6 +69,7 @@ from graphmem.procedural.models import (
     TraceIn,
     TraceReport,
 )
+from graphmem.procedural.steps import trace_id
 from graphmem.retrieval import RetrievalSettings
 from graphmem.store.episodes import EpisodeStore
 
@@ -113,6 +115,9 @@ class Messages(_Bound):
     def _check(self, messages: list[MessageIn]) -> list[MessageIn]:
         self._access.write("storing messages")
         self._access.each_owner((m.owner for m in messages), "messages")
+        if self._access.owners is not None:
+            for i, m in enumerate(messages):
+                self._access.chosen_id(f"messages[{i}]", m.id, m.id and derived_id(m))
         return messages
 
     def get(self, id_: str) -> Message:
@@ -169,6 +174,8 @@ class Facts(_Bound):
         owners the caller may use."""
         self._access.write("recording facts")
         self._access.each_owner((o.owner for o in observations), "observations")
+        for i, o in enumerate(observations):  # its derived id waits for its sources' times
+            self._access.chosen_id(f"observations[{i}]", o.id, None)
         return self._memory.facts.observe(self._tenant, observations, self._access.owners,
                                           self._caller)
 
@@ -292,6 +299,9 @@ class Traces(_Bound):
     def ingest(self, traces: Sequence[TraceIn]) -> TraceReport:
         self._access.write("storing agent runs")
         self._access.each_owner((t.owner for t in traces), "traces")
+        if self._access.owners is not None:
+            for i, t in enumerate(traces):
+                self._access.chosen_id(f"traces[{i}]", t.id, t.id and trace_id(t))
         return self._memory.procedural.ingest(self._tenant, traces, self._caller)
 
     def set_outcome(self, id_: str, body: OutcomeIn) -> OutcomeReport:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.export import ExportKind, ExportLink, ExportRecord, OwnerExport
 from graphmem.facts.models import (
+    MAX_OBSERVATIONS,
     Cardinality,
     Fact,
     FactHistory,
@@ -27,6 +28,7 @@ from graphmem.facts.models import (
 )
 from graphmem.llm.usage import UsageDay, UsageReport, UsageSums, UsageTotal
 from graphmem.models import (
+    MAX_BATCH,
     AnswerRequest,
     AnswerResult,
     AuditInfo,
@@ -72,6 +74,7 @@ from graphmem.models import (
     Units,
 )
 from graphmem.procedural.models import (
+    MAX_TRACES,
     Action,
     Case,
     CaseDetail,
@@ -100,6 +103,10 @@ class ProblemItem(BaseModel):
     problem: str
 
 
+MAX_ERRORS = 20
+"""Errors a problem lists; ``error_count`` counts them all."""
+
+
 class Problem(BaseModel):
     """An error body (RFC 9457, ``application/problem+json``). ``field`` names the input at
     fault (for 400, 413, 422), ``errors`` lists each wrong input."""
@@ -112,9 +119,15 @@ class Problem(BaseModel):
     detail: str
     field: str | None = None
     errors: list[ProblemItem] = Field(default_factory=list)
+    error_count: int | None = Field(
+        default=None, description="How many errors there were; `errors` lists the first 20")
 
 
 __all__ = [
+    "MAX_BATCH",
+    "MAX_ERRORS",
+    "MAX_OBSERVATIONS",
+    "MAX_TRACES",
     "Action",
     "AnswerRequest",
     "AnswerResult",

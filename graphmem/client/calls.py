@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cache
+from itertools import islice
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -21,6 +22,9 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from graphmem.client.errors import from_validation
 from graphmem.wire import (
+    MAX_BATCH,
+    MAX_OBSERVATIONS,
+    MAX_TRACES,
     AnswerRequest,
     AnswerResult,
     AuditInfo,
@@ -171,14 +175,17 @@ def model(cls: type[M], value: Any) -> M:
         raise from_validation(exc) from None
 
 
-def _items(values: Iterable[Any]) -> list[Any]:
-    return [v.model_dump(exclude_unset=True) if isinstance(v, BaseModel) else v for v in values]
+def _items(values: Iterable[Any], bound: int) -> list[Any]:
+    """At most ``bound + 1`` of ``values`` as sendable items: one past the request's bound is
+    enough for its length check to refuse the list before any item is validated or dumped."""
+    return [v.model_dump(exclude_unset=True) if isinstance(v, BaseModel) else v
+            for v in islice(values, bound + 1)]
 
 
 # --- messages and search ---------------------------------------------------------------------
 
 def add_messages(messages: Iterable[Any]) -> Call[IngestReport]:
-    batch = model(MessageBatch, {"messages": _items(messages)})
+    batch = model(MessageBatch, {"messages": _items(messages, MAX_BATCH)})
     return _call("add_messages", IngestReport, body=batch)
 
 
@@ -264,7 +271,7 @@ def forget_fact(fact_id: str) -> Call[ForgetReport]:
 # --- facts and audit -------------------------------------------------------------------------
 
 def add_observations(observations: Iterable[Any]) -> Call[list[FactWrite]]:
-    batch = model(ObservationBatch, {"observations": _items(observations)})
+    batch = model(ObservationBatch, {"observations": _items(observations, MAX_OBSERVATIONS)})
     return _call("add_observations", list[FactWrite], body=batch)
 
 
@@ -280,7 +287,8 @@ def observation_history(fact_id: str) -> Call[FactHistory]:
 
 
 def profile_ops(ops: Iterable[Any]) -> Call[list[FactWrite]]:
-    return _call("profile_ops", list[FactWrite], body=model(ProfileOps, {"ops": _items(ops)}))
+    body = model(ProfileOps, {"ops": _items(ops, MAX_OBSERVATIONS)})
+    return _call("profile_ops", list[FactWrite], body=body)
 
 
 def profile(owner: str, as_of: datetime | None, known_at: datetime | None,
@@ -325,7 +333,7 @@ def usage(since: date | None, until: date | None) -> Call[UsageReport]:
 # --- procedural memory -----------------------------------------------------------------------
 
 def add_traces(traces: Iterable[Any]) -> Call[TraceReport]:
-    batch = model(TraceBatch, {"traces": _items(traces)})
+    batch = model(TraceBatch, {"traces": _items(traces, MAX_TRACES)})
     return _call("add_traces", TraceReport, body=batch)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from graphmem.wire import Problem, ProblemItem
+from graphmem.wire import MAX_ERRORS, Problem, ProblemItem
 
 
 class GraphMemError(Exception):
@@ -135,11 +135,15 @@ def from_response(response: httpx.Response) -> GraphMemError:
 def from_validation(exc: ValidationError) -> InvalidInput:
     """A request model that did not validate before sending, as the server would have said it
     (422, ``field`` like ``messages[0].timestamp``)."""
-    items = [ProblemItem(field=field_name(e["loc"]), problem=e["msg"]) for e in exc.errors()]
+    found = exc.errors()
+    items = [ProblemItem(field=field_name(e["loc"]), problem=e["msg"])
+             for e in found[:MAX_ERRORS]]
     items = items or [ProblemItem(field="body", problem=str(exc))]
     detail = "; ".join(f"{i.field}: {i.problem}" for i in items[:5])
+    if len(found) > len(items):
+        detail += f" (and {len(found) - len(items)} more errors)"
     body = Problem(title="invalid input", status=422, detail=detail, field=items[0].field,
-                   errors=items)
+                   errors=items, error_count=len(found))
     return InvalidInput(detail, status=422, title="invalid input", body=body)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -21,7 +21,9 @@ ProfileOpKind = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    """A request body: no unknown field, no value of another JSON type coerced."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
 
 
 class ObservationIn(_In):
@@ -57,8 +59,13 @@ class ObservationIn(_In):
         return v
 
 
+MAX_OBSERVATIONS = 500
+ObservationList = Annotated[list[ObservationIn], Field(min_length=1, max_length=MAX_OBSERVATIONS)]
+"""Observations of one request: the length is checked before any item is validated."""
+
+
 class ObservationBatch(_In):
-    observations: list[ObservationIn] = Field(min_length=1, max_length=500)
+    observations: ObservationList
 
 
 class Supersession(BaseModel):
@@ -133,5 +140,9 @@ class ProfileOp(_In):
         return self
 
 
+ProfileOpList = Annotated[list[ProfileOp], Field(min_length=1, max_length=MAX_OBSERVATIONS)]
+"""Profile operations of one request: the length is checked before any item is validated."""
+
+
 class ProfileOps(_In):
-    ops: list[ProfileOp] = Field(min_length=1, max_length=500)
+    ops: ProfileOpList

@@ -6,7 +6,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    FiniteFloat,
+    Tag,
+    WithJsonSchema,
+)
 
 from graphmem.models import NAME, Scalar, UtcDatetime
 
@@ -65,7 +73,9 @@ e.g. ``messages[3].role``); documented here for clients."""
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    """A request body: no unknown field, no value of another JSON type coerced."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
 
 
 class TraceIn(_In):
@@ -93,12 +103,28 @@ class TraceIn(_In):
     score: FiniteFloat | None = None
     detail: str | None = Field(default=None, max_length=20_000)
     conditions: dict[str, Scalar] = Field(
-        default_factory=dict, description="Under what the run happened (model, tool versions..)")
+        default_factory=dict, max_length=64,
+        description="Under what the run happened (model, tool versions..), up to 64 keys")
     feedback: str | None = Field(default=None, max_length=20_000)
 
 
+TraceList = Annotated[list[TraceIn], Field(min_length=1, max_length=MAX_TRACES)]
+"""Runs of one request: the length is checked before any run is validated."""
+
+
 class TraceBatch(_In):
-    traces: list[TraceIn] = Field(min_length=1, max_length=MAX_TRACES)
+    traces: TraceList
+
+
+def _trace_body_kind(value: Any) -> str:
+    return "TraceBatch" if isinstance(value, dict) and "traces" in value else "TraceIn"
+
+
+TraceBody = Annotated[
+    Annotated[TraceBatch, Tag("TraceBatch")] | Annotated[TraceIn, Tag("TraceIn")],
+    Discriminator(_trace_body_kind)]
+"""What ``POST /v1/traces`` takes: a batch ``{"traces": [...]}`` or one run; a body with
+``traces`` is read as a batch only, so its errors are the batch's."""
 
 
 class OutcomeIn(_In):

@@ -93,11 +93,13 @@ class Procedural:
             ids.append(id_)
             if id_ in rows:
                 if rows[id_]["content_hash"] != digest:
-                    raise Conflict(f"{where}.id: {id_!r} appears twice with different content")
+                    raise Conflict(f"{where}.id: {id_!r} appears twice with different content",
+                                   field=f"{where}.id")
                 continue
             first = next(s.text for s in parsed if s.kind == "user")
             rows[id_] = {
-                "id": id_, "owner": t.owner, "agent": t.agent, "session_id": t.session_id,
+                "id": id_, "index": i, "owner": t.owner, "agent": t.agent,
+                "session_id": t.session_id,
                 "task": t.task, "started_at": t.started_at, "outcome": t.outcome,
                 "score": t.score, "detail": t.detail, "feedback": t.feedback,
                 "conditions_json": json.dumps(t.conditions, sort_keys=True),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from neo4j import ManagedTransaction
 
 from graphmem import cypher
-from graphmem.errors import Conflict, InvalidInput
+from graphmem.errors import Conflict, InvalidInput, in_use
 from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
 from graphmem.facts.restore import RestoredFact
 from graphmem.store.core import native
@@ -237,5 +237,5 @@ def _create(tx: ManagedTransaction, tenant: str, item: FactItem, props: dict[str
         if _q(tx, "create", tenant=tenant, id=id_, kind=item.kind, props=props,
               scope=scope_token(tenant, item.owner)):
             return id_
-    raise Conflict(f"{item.where}.id: a fact {item.id!r} exists already with other content "
-                   "or time; nothing was written")
+    raise Conflict(in_use(item.where, [item.id]),
+                   field=f"{item.where}.id")

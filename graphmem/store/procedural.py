@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from neo4j import ManagedTransaction
 
 from graphmem import cypher
-from graphmem.errors import Conflict
+from graphmem.errors import Conflict, in_use
 from graphmem.store.core import native
 from graphmem.store.jobs import NewJob, enqueue_tx
 from graphmem.store.scope import scope_token
@@ -64,8 +64,8 @@ class ProceduralStore(TenantBound):
             rows = _q(tx, "write_traces", tenant=tenant, batch=batch, now=now, rows=traces)
             clashes = [r["id"] for r in rows if r["conflict"]]
             if clashes:
-                raise Conflict(f"traces[].id: ids already stored with other content: "
-                               f"{clashes[:10]}")
+                first = min(t["index"] for t in traces if t["id"] in clashes)
+                raise Conflict(in_use(f"traces[{first}]", clashes), field=f"traces[{first}].id")
             created = {r["id"] for r in rows if r["created"]}
             if created:
                 _q(tx, "write_steps", tenant=tenant,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from neo4j import ManagedTransaction
 
 from graphmem import cypher, metadata
-from graphmem.errors import Conflict
+from graphmem.errors import Conflict, in_use
 from graphmem.metadata import Condition
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.scope import scope_token, scopes
@@ -142,9 +142,9 @@ class TenantStore(TenantBound):
             ).data()
             clashes = [r["id"] for r in rows if r["conflict"]]
             if clashes:
-                raise Conflict(
-                    f"messages[].id: ids already stored with other content: {clashes[:10]}"
-                )
+                first = min(m["index"] for m in messages if m["id"] in clashes)
+                raise Conflict(in_use(f"messages[{first}]", clashes),
+                               field=f"messages[{first}].id")
             created = {r["id"] for r in rows if r["created"]}
             fresh = [s for s in sentences if s["message_id"] in created]
             if fresh:

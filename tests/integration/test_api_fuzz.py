@@ -2,6 +2,10 @@
 invalid ones, boundary values) against the real app over the real Neo4j, served by uvicorn on a
 loopback port, with a valid key of a fresh tenant that is deleted at the end.
 
+Every phase runs: the schema's examples, boundary values (coverage), generated requests, valid
+and invalid ones (fuzzing, ``--mode all``), and sequences of calls that feed one answer's ids to
+the next request (stateful, with the links Schemathesis infers from the schema and from answers).
+
 Bounded: a fixed number of generated cases per operation and pass (`EXAMPLES`), a fixed seed,
 no shrinking, and a time budget (`BUDGET_S`, Schemathesis's ``--max-time``: the boundary-value
 phase gets each operation its share of it, then generated passes repeat until it is spent); a
@@ -107,7 +111,8 @@ def test_the_fuzzer_finds_no_server_error_and_no_undocumented_response(
         command = [
             sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run",
             f"{url}/openapi.json",
-            "--checks", CHECKS, "--phases", "examples,coverage,fuzzing",
+            "--checks", CHECKS, "--phases", "examples,coverage,fuzzing,stateful",
+            "--mode", "all",  # positive and negative data
             "--max-examples", str(EXAMPLES), "--max-time", str(BUDGET_S),
             "--seed", str(SEED), "--no-shrink",
             "--workers", "1", "--request-timeout", "30", "--suppress-health-check", "all",

@@ -49,7 +49,9 @@ def test_graphmem_errors_become_tool_errors() -> None:
     tm.facts.history.side_effect = NotFound("no fact 'x'")
     assert text(call(tm, "fact_history", {"fact_id": "x"})).endswith("not found: no fact 'x'")
     tm.messages.ingest.side_effect = InvalidInput("messages[0].text", "too long")
-    assert "messages[0].text: too long" in text(call(tm, "add_messages", {"messages": []}))
+    turn = {"owner": "a", "session_id": "s", "speaker": "a", "text": "hi",
+            "timestamp": "2026-01-01T00:00:00Z"}  # valid for the tool: ingest refuses it
+    assert "messages[0].text: too long" in text(call(tm, "add_messages", {"messages": [turn]}))
     tm.profile.get.side_effect = StoreUnavailable("bolt://10.0.0.5:7687 refused")
     message = text(call(tm, "get_profile", {"owner": "a"}))
     assert "unreachable" in message and "10.0.0.5" not in message

@@ -5,6 +5,9 @@
 #   make run LLM=local   the same demo, formed by a local LLM (llama.cpp + Qwen2.5-Coder-1.5B,
 #               assembled and built into ~/.cache/graphmem/llm the first time)
 #   make test-llm        the tests against that local LLM (pytest marker `llm`)
+#   make docs            serve the documentation site on http://127.0.0.1:8001 (mkdocs.yml, docs/)
+#   make docs-build      build it into site/ as CI does (mkdocs build --strict: a warning fails)
+#   make ts-pack         the TypeScript client as an npm tarball, dist/graphmem-client-*.tgz
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -15,7 +18,7 @@ STAMP  := $(VENV)/.installed
 MYPY_CACHE ?= $(HOME)/.cache/graphmem/mypy
 
 .PHONY: setup run test unit integration integration-2026 integration-5.26 lint bench neo4j-start neo4j-stop \
-	llm-start llm-stop test-llm clean
+	llm-start llm-stop test-llm docs docs-build docs-reference ts-pack clean
 
 setup: $(STAMP)
 
@@ -79,6 +82,21 @@ llm-start: setup
 llm-stop: setup
 	$(BIN)/graphmem llm stop
 
+# The documentation site (Material for MkDocs). It builds offline: no web fonts, no plugin that
+# downloads; the settings and CLI reference pages are generated from the code (docs-reference).
+export NO_MKDOCS_2_WARNING := 1
+docs: setup
+	$(BIN)/mkdocs serve
+
+docs-build: setup
+	$(BIN)/mkdocs build --strict --site-dir site
+
+docs-reference: setup
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/gen_docs_reference.py
+
+ts-pack: setup
+	PYTHON=$(BIN)/python scripts/ts_pack.sh
+
 neo4j-start: setup
 	$(BIN)/graphmem neo4j start
 
@@ -86,4 +104,4 @@ neo4j-stop: setup
 	$(BIN)/graphmem neo4j stop
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

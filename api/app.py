@@ -36,6 +36,7 @@ from . import (
     facts,
     forget,
     jobs,
+    media,
     observability,
     openapi,
     problems,
@@ -99,7 +100,8 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
 
     app = FastAPI(title="graphmem", version=__version__, lifespan=lifespan,
                   description="Long-term memory for AI agents on Neo4j.",
-                  docs_url=None, redoc_url=None)  # served offline by docs.install
+                  docs_url=None, redoc_url=None,  # served offline by docs.install
+                  dependencies=[Depends(media.json_body)])  # 415 for a body that is not JSON
     problems.install(app)
     openapi.install(app, anonymous=settings.allow_anonymous)
     docs.install(app)

@@ -7,7 +7,8 @@ and on every request body its example (`api/examples.py`).
 app serve its result. Which statuses an operation gets follows from what the edge does:
 every operation can fail unexpectedly (500); ``/v1`` needs a key (401) that grants the call
 (403) and is within its rate (429), and the store (503);
-a body can be malformed (400), too large (413) or invalid (422), and so can parameters (422);
+a body can be malformed (400), too large (413), not JSON (415) or invalid (422), and
+parameters invalid (422);
 a path with an id can name nothing (404); a few writes can conflict (409).
 """
 
@@ -56,6 +57,7 @@ MEANING = {
          "nothing was written.",
     413: "More than one request may be: the body exceeds the size limit, or the work a budget "
          "(`field` names it); nothing was done.",
+    415: "The body is not JSON: send it as `application/json` (`Accept-Post`).",
     422: "Invalid input; `field` names it.",
     429: "Too many requests for this key (`rate_limit`); nothing was done: send it again after "
          "`Retry-After` seconds.",
@@ -84,7 +86,7 @@ def error_statuses(method: str, path: str, operation: dict[str, Any]) -> set[int
     if path.startswith("/browser/"):
         out.add(403)  # loopback clients only
     if "requestBody" in operation:
-        out |= {400, 413, 422}
+        out |= {400, 413, 415, 422}
     if params or path.startswith("/v1/audit/"):  # audit queries take any query parameter
         out.add(422)
     if any(p.get("in") == "path" for p in params):

@@ -12,7 +12,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from graphmem.errors import (
     Conflict,
@@ -83,6 +85,17 @@ def _unreadable_body(exc: HTTPException) -> str:
     return f"the body could not be parsed: {exc.detail}"
 
 
+def allowed_methods(request: Request) -> str:
+    """Every method some route answers on the request's path, e.g. ``DELETE, GET`` (routes
+    with overlapping paths each add theirs; Starlette names only the first route's)."""
+    methods: set[str] = set()
+    for route in iter_route_contexts(request.app.routes):
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= route.methods or set()
+    return ", ".join(sorted(methods))
+
+
 def _phrase(status: int) -> str:
     try:
         return HTTPStatus(status).phrase.lower()
@@ -120,13 +133,18 @@ def install(app: FastAPI) -> None:
             detail = _unreadable_body(exc)
             return problem(400, "malformed JSON", detail, field="body",
                            errors=[{"field": "body", "problem": detail}])
+        headers = dict(exc.headers or {})
+        if status == 415:  # api/media.py: a body that is not JSON
+            return problem(415, "unsupported media type", str(exc.detail), headers=headers,
+                           field="body", errors=[{"field": "body", "problem": str(exc.detail)}])
         if status == 404:
             detail = f"no route {request.url.path}"
         elif status == 405:
             detail = f"{request.method} is not allowed on {request.url.path}"
+            headers["Allow"] = allowed_methods(request) or headers.get("Allow", "")
         else:
             detail = str(exc.detail)
-        return problem(status, _phrase(status), detail, headers=dict(exc.headers or {}))
+        return problem(status, _phrase(status), detail, headers=headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

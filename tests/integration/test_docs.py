@@ -108,7 +108,7 @@ def _operation_problems(method: str, path: str, op: dict[str, Any],
         if {"bearer": []} not in op.get("security", []):
             out.append("no bearer security")
     if "requestBody" in op:
-        needed |= {400, 413, 422}
+        needed |= {400, 413, 415, 422}
         out += _example_problems(op["requestBody"], schemas)
     params = op.get("parameters", [])
     if params:

@@ -7,25 +7,34 @@ Two transports, one server definition (`build_server`):
   the client (Claude Desktop, Cursor) starts it and is trusted like the CLI.
 * streamable HTTP (`http_endpoint`): served by the HTTP API at ``/mcp``, stateless, JSON
   replies. Every request carries ``Authorization: Bearer <key>``; `KeyCheck` refuses a missing
-  or unknown key with 401 before the MCP layer runs, and each tool call acts for the key's
-  tenant, resolved again from that request's header.
+  or unknown key with 401 before the MCP layer runs and sends a read-only key to a server
+  without the write tools, and each tool call acts for the key's tenant, resolved again from
+  that request's header. The SDK's own HTTP refusals (a Host or Origin it does not answer to)
+  go out as problem+json (`PlainErrors`).
 
 Errors of graphmem (bad input, unknown id, conflict, Neo4j down) come back as tool errors
-(``isError``) whose text names the field at fault; nothing a caller sends crashes the server.
+(``isError``) whose text names the field at fault, or, reading a resource, as JSON-RPC errors
+(`resource_errors`); nothing a caller sends crashes the server.
 """
 
 import contextlib
 import json
 import logging
+import re
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-from mcp_types import ToolAnnotations
+from mcp.server.streamable_http_manager import (
+    StreamableHTTPASGIApp,
+    StreamableHTTPSessionManager,
+)
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from graphmem import __version__, audit
@@ -98,7 +107,7 @@ READ = ToolAnnotations(read_only_hint=True)
 WRITE_TOOLS = frozenset({"add_messages", "record_facts", "update_profile", "add_traces",
                          "set_outcome", "forget_message", "forget_fact", "forget_session",
                          "forget_owner"})
-"""The tools that write or forget: a read-only stdio server does not offer them."""
+"""The tools that write or forget: a server for a read-only key does not offer them."""
 ANY_ID = ResourceSecurity(exempt_params={"session_id", "owner", "fact_id"})  # ids, not paths
 # Ids may hold "/" ({+id}: as it is, or percent-encoded as %2F).
 
@@ -135,13 +144,34 @@ def tool_errors() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def resource_errors() -> Iterator[None]:
+def resource_errors(ctx: Ctx) -> Iterator[None]:
+    """graphmem's own errors reading a resource as JSON-RPC errors whose message names the field
+    at fault: an unknown id is the SDK's not found, and a refusal (forbidden) or bad input is
+    invalid params too (-32602), with ``data`` giving the URI, the HTTP status the API would
+    send and the field; a store that is down stays an internal error (-32603)."""
     try:
         yield
     except NotFound as exc:
         raise ResourceNotFoundError(describe(exc)) from None
     except (GraphMemError, ValidationError) as exc:
-        raise ResourceError(describe(exc)) from None
+        if isinstance(exc, GraphMemError) and exc.status >= 500:
+            raise ResourceError(describe(exc)) from None
+        data: dict[str, Any] = {"uri": _uri(ctx),
+                                "status": 422 if isinstance(exc, ValidationError) else exc.status}
+        field = getattr(exc, "field", None)  # InvalidInput's, Forbidden's when one asked
+        if field is not None:
+            data["field"] = field
+        raise MCPError(INVALID_PARAMS, describe(exc), data) from None
+
+
+def _uri(ctx: Ctx) -> str | None:
+    """The URI a resource read asked for."""
+    try:
+        params = ctx.request_context.params
+    except ValueError:  # no request: called outside the protocol
+        return None
+    uri = (params or {}).get("uri")
+    return uri if isinstance(uri, str) else None
 
 
 def _audit_catalogue() -> str:
@@ -152,8 +182,10 @@ def _audit_catalogue() -> str:
     return "\n".join(lines)
 
 
-def build_server(scope: Scope) -> MCPServer[Any]:
-    """The MCP server: tools and resources over the memory ``scope`` gives each call."""
+def build_server(scope: Scope, *, read_only: bool = False) -> MCPServer[Any]:
+    """The MCP server: tools and resources over the memory ``scope`` gives each call; for a
+    read-only key (``read_only``), without the tools that write (`WRITE_TOOLS`), so the agent is
+    offered only what it may call and a write tool is unknown to it."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     server: MCPServer[Any] = MCPServer("graphmem", version=__version__,
@@ -400,7 +432,7 @@ def build_server(scope: Scope) -> MCPServer[Any]:
                      mime_type="application/json", security=ANY_ID)
     def session_resource(session_id: str, ctx: Ctx, owner: str | None = None) -> str:
         """The first 1000 messages of a session, in time order (JSON)."""
-        with resource_errors():
+        with resource_errors(ctx):
             messages = scope(ctx).messages.session(session_id, owner, 0, 1000)
             return json.dumps([m.model_dump(mode="json") for m in messages])
 
@@ -408,9 +440,12 @@ def build_server(scope: Scope) -> MCPServer[Any]:
                      security=ANY_ID)
     def fact_history_resource(fact_id: str, ctx: Ctx) -> str:
         """A fact's chain of versions with every SUPERSEDES reason (JSON)."""
-        with resource_errors():
+        with resource_errors(ctx):
             return scope(ctx).facts.history(fact_id).model_dump_json()
 
+    if read_only:
+        for name in WRITE_TOOLS:
+            server.remove_tool(name)
     return server
 
 
@@ -429,10 +464,7 @@ def run_stdio(settings: Settings, access: Access) -> None:
         memory = Memory.open(settings)
     try:
         scoped = memory.for_tenant(access.tenant, access, caller="mcp-stdio")
-        server = build_server(lambda _: scoped)
-        if access.read_only:  # offer the agent only what it may call
-            for name in WRITE_TOOLS:
-                server.remove_tool(name)
+        server = build_server(lambda _: scoped, read_only=access.read_only)
         server.run("stdio")
     finally:
         memory.close()
@@ -445,30 +477,105 @@ def _authorization(ctx: Ctx) -> str | None:
     return headers.get("authorization") if headers is not None else None
 
 
-class KeyCheck:
-    """Pure ASGI wrapper: a request without a valid key gets 401 problem+json before MCP runs."""
+async def _send_problem(send: Any, status: int, detail: str,
+                        headers: list[tuple[bytes, bytes]] | None = None, **extra: Any) -> None:
+    """An RFC 9457 problem, as the API sends every error (``graphmem.api.problems``)."""
+    body = json.dumps({"type": "about:blank", "title": HTTPStatus(status).phrase.lower(),
+                       "status": status, "detail": detail, **extra}).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/problem+json"),
+        (b"content-length", str(len(body)).encode()), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
 
-    def __init__(self, app: Any, resolve: Resolve) -> None:
+
+class KeyCheck:
+    """Pure ASGI wrapper: a request without a valid key gets 401 problem+json before MCP runs;
+    a read-only key's request goes to ``read_only_app`` (a server without the write tools),
+    any other to ``app``."""
+
+    def __init__(self, app: Any, read_only_app: Any, resolve: Resolve) -> None:
         self.app = app
+        self.read_only_app = read_only_app
         self.resolve = resolve
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        app = self.app
         if scope["type"] == "http":
             values = [v for k, v in scope.get("headers", []) if k == b"authorization"]
             try:
                 if len(values) > 1:
                     raise InvalidInput("Authorization", "send one Authorization header")
-                self.resolve(values[0].decode("latin-1") if values else None)
+                access = self.resolve(values[0].decode("latin-1") if values else None)
             except GraphMemError as exc:
-                body = json.dumps({"type": "about:blank", "title": "unauthorized", "status": 401,
-                                   "detail": exc.detail}).encode()
-                await send({"type": "http.response.start", "status": 401, "headers": [
-                    (b"content-type", b"application/problem+json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body", "body": body})
+                await _send_problem(send, 401, exc.detail, [(b"www-authenticate", b"Bearer")])
                 return
-        await self.app(scope, receive, send)
+            if access.read_only:
+                app = self.read_only_app
+        await app(scope, receive, send)
+
+
+REFUSED_HEADER = re.compile(r"Invalid ([A-Za-z-]+) header")
+"""The SDK's plain-text refusal of a request header (Host, Origin, Content-Type)."""
+WHY_REFUSED = {
+    "Host": " (DNS rebinding protection: a server on a loopback address answers to loopback "
+            "hosts only)",
+    "Origin": " (DNS rebinding protection: a server on a loopback address answers to loopback "
+              "origins only)",
+    "Content-Type": "; send application/json",
+}
+
+
+class PlainErrors:
+    """Pure ASGI wrapper: an error the SDK's HTTP transport sends as plain text (or with no
+    body), such as its DNS rebinding protection's 421 for a Host and 403 for an Origin it does
+    not answer to, goes out as problem+json naming the header (``field``); its other headers
+    (e.g. ``Allow``) are kept. JSON-RPC errors (``application/json``) pass unchanged."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        held: dict[str, Any] | None = None
+        text = b""
+
+        async def rewrite(message: dict[str, Any]) -> None:
+            nonlocal held, text
+            if message["type"] == "http.response.start" and message["status"] >= 400:
+                headers = dict(message.get("headers", []))
+                if not headers.get(b"content-type", b"").startswith(b"application/json"):
+                    held = message
+                    return
+            if held is not None and message["type"] == "http.response.body":
+                text += message.get("body", b"")
+                if not message.get("more_body"):
+                    await self._problem(scope, held, text.decode("utf-8", "replace"), send)
+                return
+            await send(message)
+
+        await self.app(scope, receive, rewrite)
+
+    @staticmethod
+    async def _problem(scope: dict[str, Any], start: dict[str, Any], text: str,
+                       send: Any) -> None:
+        status: int = start["status"]
+        kept = [(k, v) for k, v in start.get("headers", [])
+                if k.lower() not in (b"content-type", b"content-length")]
+        refused = REFUSED_HEADER.fullmatch(text.strip())
+        if refused is None:
+            await _send_problem(send, status, text.strip() or HTTPStatus(status).phrase, kept)
+            return
+        name = refused[1]
+        values = [v.decode("latin-1") for k, v in scope.get("headers", [])
+                  if k == name.lower().encode()]
+        if not values:
+            detail = f"no {name} header was sent"
+        else:
+            detail = f"this server does not accept the {name} header {values[0]!r}"
+        detail += WHY_REFUSED.get(name, "")
+        await _send_problem(send, status, detail, kept, field=name)
 
 
 def http_endpoint(
@@ -476,24 +583,29 @@ def http_endpoint(
 ) -> tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager[None]]]:
     """(ASGI app, lifespan) of MCP over streamable HTTP, for the API to route ``/mcp`` to.
     ``memory()`` gives the `Memory` (opened by the API), ``resolve`` what the key grants. The
-    lifespan must run while the app serves (it holds the MCP task group)."""
+    lifespan must run while the app serves (it holds the MCP task groups). Two servers, one
+    without the write tools for read-only keys: the tools a server lists are its own."""
 
     def scoped(ctx: Ctx) -> TenantMemory:
         header = _authorization(ctx)
         access = resolve(header)
         return memory().for_tenant(access.tenant, access, caller_of(header))
 
-    server = build_server(scoped)
-    # On a loopback host the SDK adds DNS rebinding protection (Host and Origin checked).
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, json_response=True,
-        max_request_body_size=settings.max_request_bytes, host=settings.host)
-    del app  # built for its session manager; the API routes /mcp to the handler itself
-    manager = server.session_manager
+    def manager(read_only: bool) -> StreamableHTTPSessionManager:
+        server = build_server(scoped, read_only=read_only)
+        # On a loopback host the SDK adds DNS rebinding protection (Host and Origin checked).
+        app = server.streamable_http_app(
+            streamable_http_path="/mcp", stateless_http=True, json_response=True,
+            max_request_body_size=settings.max_request_bytes, host=settings.host)
+        del app  # built for its session manager; the API routes /mcp to the handler itself
+        return server.session_manager
+
+    writing, reading = manager(read_only=False), manager(read_only=True)
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
-        async with manager.run():
+        async with writing.run(), reading.run():
             yield
 
-    return KeyCheck(StreamableHTTPASGIApp(manager), resolve), lifespan
+    return KeyCheck(PlainErrors(StreamableHTTPASGIApp(writing)),
+                    PlainErrors(StreamableHTTPASGIApp(reading)), resolve), lifespan

@@ -202,6 +202,34 @@ class Settings(BaseSettings):
     max_batch: int = 1000
     max_text_chars: int = 100_000
     max_request_bytes: int = 20_000_000
+    # The connection limits of the HTTP server (graphmem/http_server.py), per API process.
+    max_connections: int = Field(
+        default=1000, ge=1, description="Client connections one API process holds open at "
+        "once; one more is answered 503 and closed at once. Each takes a file descriptor: the "
+        "process raises its soft open-file limit to fit when the hard limit allows (else it "
+        "holds fewer and logs a warning)",
+    )
+    max_header_bytes: int = Field(
+        default=32_768, ge=1024, description="Size of a request's line and headers; beyond "
+        "it 431 and the connection is closed",
+    )
+    header_timeout_s: float = Field(
+        default=10.0, gt=0, allow_inf_nan=False, description="Time a client has to send a "
+        "request's line and headers, counted from the connection's start (or from the first "
+        "byte of a next request on a kept-alive connection); then 408 and closed",
+    )
+    body_idle_timeout_s: float = Field(
+        default=30.0, gt=0, allow_inf_nan=False, description="Longest pause while a request "
+        "body arrives; then 408 and closed (closed only, if the answer had begun)",
+    )
+    body_timeout_s: float = Field(
+        default=120.0, gt=0, allow_inf_nan=False, description="Time a whole request body may "
+        "take to arrive, from the end of its headers; then 408 and closed",
+    )
+    keep_alive_timeout_s: int = Field(
+        default=5, ge=1, description="How long an idle connection is kept open for a next "
+        "request",
+    )
     max_units_per_message: int = Field(
         default=128, ge=1, description="Retrieval units per message: a text with more sentences "
         "is cut into passages of consecutive sentences (~160 words), grown to fit the cap",

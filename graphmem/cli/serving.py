@@ -1,4 +1,7 @@
-"""The long-running commands: the HTTP API (`serve`), MCP, the job worker and the demo."""
+"""The long-running commands: the HTTP API (`serve`), MCP, the job worker and the demo.
+
+Every way of serving HTTP runs `graphmem.http_server.run`, so its connection limits hold for
+all of them."""
 
 from __future__ import annotations
 
@@ -33,8 +36,7 @@ def serve(
                                          "run once, in the supervising process)")] = 1,
 ) -> None:
     """Run the HTTP API (uvicorn); with --worker also the background jobs, in this process."""
-    import uvicorn
-
+    from graphmem import http_server
     from graphmem.api.app import create_app
 
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
@@ -44,7 +46,7 @@ def serve(
         _serve_processes(settings, workers, worker)
         return
     if not worker:
-        uvicorn.run(create_app(settings), host=settings.host, port=settings.port)
+        http_server.run(create_app(settings), settings)
         return
     from graphmem.service import Memory
 
@@ -60,13 +62,12 @@ def _serve_processes(settings: Settings, workers: int, worker: bool) -> None:
     from the environment (`graphmem.api.app:app_from_environment`); with ``worker`` the
     background jobs run once, in this supervising process. SIGINT/SIGTERM stop the processes,
     then the jobs (running jobs finish first)."""
-    import uvicorn
+    from graphmem import http_server
 
     os.environ["GRAPHMEM_HOST"], os.environ["GRAPHMEM_PORT"] = settings.host, str(settings.port)
 
     def run() -> None:
-        uvicorn.run("graphmem.api.app:app_from_environment", factory=True, host=settings.host,
-                    port=settings.port, workers=workers)
+        http_server.run("graphmem.api.app:app_from_environment", settings, workers=workers)
 
     if not worker:
         run()
@@ -90,14 +91,13 @@ def _serve_processes(settings: Settings, workers: int, worker: bool) -> None:
 def _serve_with_worker(settings: Settings, mem: Any, asgi: Any) -> None:
     """uvicorn with formation workers in a background thread, stopped (running jobs finish
     first) when the server shuts down."""
-    import uvicorn
-
+    from graphmem import http_server
     from graphmem.worker import BackgroundWorkers
 
     workers = BackgroundWorkers(mem).start()
     typer.echo("worker: running in this process (formation of episodes, windows, skills)")
     try:
-        uvicorn.run(asgi, host=settings.host, port=settings.port)
+        http_server.run(asgi, settings)
     finally:
         workers.stop()
 
@@ -184,9 +184,8 @@ def demo(
         "to the audit queries on the demo data (both served by this API)")] = True,
 ) -> None:
     """Start Neo4j, load the small demo memory, and serve the API (what `make run` does)."""
-    import uvicorn
-
     from graphmem import demo as demo_data
+    from graphmem import http_server
     from graphmem.api.app import create_app
     from graphmem.api.browser import post_connect_cmd
     from graphmem.service import Memory
@@ -217,4 +216,4 @@ def demo(
     if worker:
         _serve_with_worker(settings, mem, create_app(settings, mem))
     else:
-        uvicorn.run(create_app(settings, mem), host=settings.host, port=settings.port)
+        http_server.run(create_app(settings, mem), settings)

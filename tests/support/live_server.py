@@ -1,5 +1,6 @@
 """`serve(app)`: the app under a real uvicorn server on a free loopback port, in a background
-thread, for tests that need real HTTP (keep-alive connections, chunked bodies, a fuzzer)."""
+thread, for tests that need real HTTP (keep-alive connections, chunked bodies, a fuzzer); with
+``settings``, the server `graphmem serve` runs (`graphmem.http_server`: its connection limits)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from typing import Any
 
 import uvicorn
 
+from graphmem.config import Settings
+from graphmem.http_server import server_config
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -21,11 +25,17 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(app: Any, timeout_s: float = 30.0) -> Iterator[str]:
-    """Run ``app`` (lifespan included) until the block ends; yields its base URL."""
+def serve(app: Any, timeout_s: float = 30.0, settings: Settings | None = None) -> Iterator[str]:
+    """Run ``app`` (lifespan included) until the block ends; yields its base URL. Without
+    ``settings``: plain uvicorn, keep-alive 30 s; with: `server_config` of those settings."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                            timeout_keep_alive=30)
+    if settings is None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                timeout_keep_alive=30)
+    else:
+        config = server_config(app, settings.model_copy(update={"host": "127.0.0.1",
+                                                                "port": port}),
+                               log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

@@ -44,6 +44,7 @@ LIMITS = {"max_batch": 5, "max_text_chars": 500}
 SEED = 20261201
 # seconds; a longer hunt: GRAPHMEM_FUZZ_BUDGET_S=600 pytest tests/integration/test_api_fuzz.py
 BUDGET_S = int(os.environ.get("GRAPHMEM_FUZZ_BUDGET_S") or 45)
+STATEFUL_S = int(os.environ.get("GRAPHMEM_FUZZ_STATEFUL_S") or 30)
 GRACE_S = 60
 CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,"
           "response_schema_conformance")
@@ -98,11 +99,13 @@ def fuzz_tenant(settings: Settings, cypher: Any) -> Iterator[str]:
     assert cypher(shared)[0]["n"] == before
 
 
-def test_the_fuzzer_finds_no_server_error_and_no_undocumented_response(
-    settings: Settings, memory: Memory, fuzz_tenant: str, cypher: Any, tmp_path: Path,
-) -> None:
+def _fuzz(settings: Settings, memory: Memory, tenant: str, tmp_path: Path, phases: str,
+          budget: int) -> tuple[str, Recorder]:
+    """Schemathesis over the served app with ``phases`` for ``budget`` seconds: its report and
+    what the server sent. Fails on a non-zero exit, a fuzzer over its time, or a server
+    error, an undocumented status or an error that is not a problem body."""
     key = f"fuzz-key-{uuid.uuid4().hex}"
-    s = settings.model_copy(update={"api_keys": {hash_api_key(key): fuzz_tenant}, **LIMITS})
+    s = settings.model_copy(update={"api_keys": {hash_api_key(key): tenant}, **LIMITS})
     recorder = Recorder(create_app(s, memory))
     started = time.monotonic()
     with serve(recorder) as url:
@@ -111,9 +114,9 @@ def test_the_fuzzer_finds_no_server_error_and_no_undocumented_response(
         command = [
             sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run",
             f"{url}/openapi.json",
-            "--checks", CHECKS, "--phases", "examples,coverage,fuzzing,stateful",
+            "--checks", CHECKS, "--phases", phases,
             "--mode", "all",  # positive and negative data
-            "--max-examples", str(EXAMPLES), "--max-time", str(BUDGET_S),
+            "--max-examples", str(EXAMPLES), "--max-time", str(budget),
             "--seed", str(SEED), "--no-shrink",
             "--workers", "1", "--request-timeout", "30", "--suppress-health-check", "all",
             "--header", f"Authorization: Bearer {key}",
@@ -121,17 +124,14 @@ def test_the_fuzzer_finds_no_server_error_and_no_undocumented_response(
         env = {**os.environ, "NO_COLOR": "1", "SCHEMATHESIS_TELEMETRY": "false"}
         try:
             run = subprocess.run(command, capture_output=True, text=True, env=env,
-                                 cwd=tmp_path, timeout=BUDGET_S + GRACE_S)  # its cache goes there
+                                 cwd=tmp_path, timeout=budget + GRACE_S)  # its cache goes there
         except subprocess.TimeoutExpired as exc:
             out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
-            pytest.fail(f"the fuzzer ran over {BUDGET_S + GRACE_S} s:\n{out}")
+            pytest.fail(f"the fuzzer ran over {budget + GRACE_S} s:\n{out}")
     elapsed = time.monotonic() - started
     report = run.stdout[-20000:] + run.stderr[-5000:]
-    print(f"fuzzer: {recorder.count} responses in {elapsed:.0f} s\n{report}")
+    print(f"fuzzer ({phases}): {recorder.count} responses in {elapsed:.0f} s\n{report}")
     assert run.returncode == 0, report
-    tested = re.search(r"Selected: (\d+)/\d+\s+Tested: (\d+)", report)
-    assert tested and tested[1] == tested[2], f"not every operation was tested:\n{report}"
-    assert recorder.count >= 100, report  # it really ran
 
     bad = []
     for error in recorder.errors:
@@ -143,8 +143,31 @@ def test_the_fuzzer_finds_no_server_error_and_no_undocumented_response(
                 or not body.get("title") or not body.get("detail")):
             bad.append({**error, "body": error["body"][:300]})
     assert bad == [], bad[:10]
+    return report, recorder
+
+
+def test_the_fuzzer_finds_no_server_error_and_no_undocumented_response(
+    settings: Settings, memory: Memory, fuzz_tenant: str, cypher: Any, tmp_path: Path,
+) -> None:
+    report, recorder = _fuzz(settings, memory, fuzz_tenant, tmp_path,
+                             "examples,coverage,fuzzing", BUDGET_S)
+    tested = re.search(r"Selected: (\d+)/\d+\s+Tested: (\d+)", report)
+    assert tested and tested[1] == tested[2], f"not every operation was tested:\n{report}"
+    assert recorder.count >= 100, report  # it really ran
     written = cypher("MATCH (n) WHERE n.tenant = $t RETURN count(n) AS n", t=fuzz_tenant)
     print(f"fuzzer wrote {written[0]['n']} nodes for its tenant (deleted after the test)")
+
+
+def test_sequences_of_calls_find_no_server_error(
+    settings: Settings, memory: Memory, fuzz_tenant: str, tmp_path: Path,
+) -> None:
+    """The stateful phase: an answer's ids (a stored message's, a run's, a fact's) feed the
+    next request, along the links Schemathesis infers, so reads, forgetting and outcomes are
+    tried on things that exist."""
+    report, recorder = _fuzz(settings, memory, fuzz_tenant, tmp_path, "stateful", STATEFUL_S)
+    scenarios = re.search(r"Scenarios:\s+(\d+)", report)
+    assert scenarios and int(scenarios[1]) > 0, f"no sequence ran:\n{report}"
+    assert recorder.count >= 20, report
 
 
 def _json(raw: bytes) -> Any:

@@ -71,7 +71,9 @@ def _example_problems(body: dict[str, Any], schemas: dict[str, Any]) -> list[str
     media = body.get("content", {}).get("application/json")
     if media is None:
         return ["no application/json request body"]
-    refs = [s["$ref"] for s in [media["schema"], *media["schema"].get("anyOf", [])] if "$ref" in s]
+    schema = media["schema"]
+    members = [schema, *schema.get("anyOf", []), *schema.get("oneOf", [])]
+    refs = [s["$ref"] for s in members if "$ref" in s]
     names = [r.rsplit("/", 1)[1] for r in refs]
     examples = [media["example"]] if "example" in media else [
         e["value"] for e in media.get("examples", {}).values()]

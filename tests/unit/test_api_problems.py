@@ -11,6 +11,7 @@ import pytest
 from graphmem.api.openapi import METHODS, PROBLEM_REF, document
 from graphmem.api.problems import BUSY, PROBLEM, UNREACHABLE, _field, problem, store_unavailable
 from graphmem.errors import StoreBusy, StoreUnavailable
+from graphmem.models import DATETIME_PATTERN
 
 
 @pytest.mark.parametrize(
@@ -125,7 +126,8 @@ def test_the_schema_documents_what_the_api_checks(schema: dict[str, Any]) -> Non
     assert params["name"]["schema"]["enum"] == audit.names()
     taken = {n for q in audit.all_queries() for n in q.params} - {"tenant"}
     assert taken == set(params) - {"name"}
-    assert params["t"]["schema"] == {"type": "string", "format": "date-time"}
+    assert params["t"]["schema"] == {"type": "string", "format": "date-time",
+                                     "pattern": DATETIME_PATTERN}
     assert "true_at" in params["owner"]["description"]
 
     components = schema["components"]["schemas"]

@@ -34,7 +34,7 @@ TICKED = re.compile(r"`([^`\n]+)`")
 TOP_LEVEL = ("graphmem/", "api/", "cypher/", "tests/", "scripts/", "docs/", ".ci/")
 TOP_FILES = {"Makefile", "mkdocs.yml", "pyproject.toml", "setup.py", "docker-compose.yml",
              "Dockerfile", "README.md"}
-NOT_PYTHON = {"graphmem.request", "graphmem.search"}  # a logger's name and a span's name
+NOT_PYTHON = {"graphmem.request", "graphmem.http", "graphmem.search"}  # loggers, a span
 """Dotted names the docs use that are not Python objects."""
 
 

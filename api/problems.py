@@ -24,7 +24,7 @@ from graphmem.errors import (
     StoreBusy,
     StoreUnavailable,
 )
-from graphmem.wire import MAX_ERRORS
+from graphmem.wire import MAX_ERRORS, field_name
 
 log = logging.getLogger("graphmem.api")
 PROBLEM = "application/problem+json"
@@ -53,14 +53,11 @@ def _field(loc: tuple[Any, ...]) -> str:
     """('body', 'messages', 0, 'timestamp') -> 'messages[0].timestamp'. A body that is a
     union of models (``POST /v1/traces``) has the member's name first ('body', 'TraceBatch',
     'traces'): it names no field, and is skipped."""
-    out = ""
     prefixes = ("body", "query", "path", "header", "cookie")
     parts = loc[1:] if loc and loc[0] in prefixes else loc
     if loc[:1] == ("body",) and parts and str(parts[0])[:1].isupper():
         parts = parts[1:]
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "body"
+    return field_name(parts)
 
 
 def invalid_input(found: Sequence[Any]) -> JSONResponse:

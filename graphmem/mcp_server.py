@@ -78,6 +78,7 @@ from graphmem.procedural.models import (
 from graphmem.procedural.models import Outcome as RunOutcome
 from graphmem.procedural.models import Units as SkillUnits
 from graphmem.tenant_memory import TenantMemory
+from graphmem.wire import MAX_ERRORS, field_name
 
 if TYPE_CHECKING:
     from graphmem.service import Memory
@@ -129,8 +130,26 @@ def describe(exc: GraphMemError | ValidationError) -> str:
         return f"{exc.title}: {exc.field}: {exc.detail}"
     if isinstance(exc, GraphMemError):
         return f"{exc.title}: {exc.detail}"
+    found = exc.errors()
+    more = f" (and {len(found) - MAX_ERRORS} more errors)" if len(found) > MAX_ERRORS else ""
     return "invalid input: " + "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()[:20])
+        f"{field_name(e['loc']) if e['loc'] else 'input'}: {e['msg']}"
+        for e in found[:MAX_ERRORS]) + more
+
+
+class _Server(MCPServer[Any]):
+    """The SDK's server, with arguments that do not validate described as every other bad
+    input is (`describe`: fields named ``messages[0].timestamp``, at most `MAX_ERRORS` of them,
+    counted) instead of pydantic's own text, which lists every error with a link to its docs."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Ctx | None = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(describe(exc.__cause__)) from exc.__cause__
+            raise
 
 
 @contextlib.contextmanager
@@ -188,7 +207,7 @@ def build_server(scope: Scope, *, read_only: bool = False) -> MCPServer[Any]:
     offered only what it may call and a write tool is unknown to it."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    server: MCPServer[Any] = MCPServer("graphmem", version=__version__,
+    server: MCPServer[Any] = _Server("graphmem", version=__version__,
                                        instructions=INSTRUCTIONS)
     root.handlers[:], root.level = handlers, level  # the SDK's basicConfig: logging is ours
 

@@ -10,6 +10,8 @@ the OpenAPI document is one of them. `Problem` is the error body (RFC 9457) of e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.export import ExportKind, ExportLink, ExportRecord, OwnerExport
@@ -105,6 +107,15 @@ class ProblemItem(BaseModel):
 
 MAX_ERRORS = 20
 """Errors a problem lists; ``error_count`` counts them all."""
+
+
+def field_name(loc: Sequence[int | str]) -> str:
+    """('messages', 0, 'timestamp') -> 'messages[0].timestamp': how every error names a field,
+    over HTTP, MCP and in the client."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "body"
 
 
 class Problem(BaseModel):
@@ -209,4 +220,5 @@ __all__ = [
     "UsageReport",
     "UsageSums",
     "UsageTotal",
+    "field_name",
 ]

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from graphmem.wire import MAX_ERRORS, Problem, ProblemItem
+from graphmem.wire import MAX_ERRORS, Problem, ProblemItem, field_name
 
 
 class GraphMemError(Exception):
@@ -147,12 +147,6 @@ def from_validation(exc: ValidationError) -> InvalidInput:
     return InvalidInput(detail, status=422, title="invalid input", body=body)
 
 
-def field_name(loc: tuple[int | str, ...]) -> str:
-    """('messages', 0, 'timestamp') -> 'messages[0].timestamp' (the server's spelling)."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "body"
 
 
 def retry_after(response: httpx.Response) -> float | None:

@@ -114,3 +114,15 @@ def test_mcp_add_messages_refuses_a_long_list_fast_and_small(mcp_url: str) -> No
     text = result.content[0].text
     assert len(text) < SMALL, len(text)
     assert "messages" in text and f"at most {MAX_BATCH}" in text
+
+
+def test_mcp_names_bad_arguments_as_the_api_does_and_counts_them(mcp_url: str) -> None:
+    async def work(client: Client) -> Any:
+        return await client.call_tool("add_messages", {"messages": [{}] * MAX_BATCH})
+
+    result = over_http(mcp_url, "key-a", work)
+    text = result.content[0].text
+    assert result.is_error and len(text) < SMALL, len(text)
+    assert text.startswith("invalid input: messages[0].owner: Field required; ")
+    assert f"(and {5 * MAX_BATCH - MAX_ERRORS} more errors)" in text
+    assert "errors.pydantic.dev" not in text

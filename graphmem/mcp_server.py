@@ -373,11 +373,16 @@ def build_server(scope: Scope, *, read_only: bool = False) -> MCPServer[Any]:
         = 2,
         as_of: When = None,
     ) -> SkillSearchResult:
-        """Methods learned from the owner's earlier runs that fit a request (e.g. the task a
-        user just asked for): each skill with its ordered steps (tools, the argument keys that
-        matter, which ones change state), when to use it, pitfalls seen in failed runs, how
-        often it succeeded and failed, and its best supporting runs. A skill is evidence under
-        the conditions observed, not a guarantee. units=cases returns single runs instead."""
+        """Methods learned from the owner's earlier runs (any customer's) that fit a request
+        (e.g. the task a user just asked for): each skill with its ordered steps (tools with
+        typed slots such as reservation_id: reservation id, never another customer's values;
+        which ones change state), the checks its successful runs made before each write
+        (preconditions), what failed runs of its kind did differently (counter_evidence, with
+        counts), how often it succeeded and failed, its best supporting runs, and why it came
+        up (why: similarity to the requests it served and to each run shown, the request's
+        words that name its writes, each run's outcome). `text` has it all compactly, as the
+        context gives it. A skill is evidence under the conditions observed, not a guarantee.
+        units=cases returns single runs instead."""
         with tool_errors():
             req = SkillSearch.model_validate({
                 "query": query, "owner": owner, "units": units, "k": k,

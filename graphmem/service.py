@@ -56,6 +56,8 @@ from graphmem.tenant_memory import TenantMemory
 DEFAULT_METHOD: Method = "rrf_expand"
 """The search method of a context when neither the request nor the preset names one."""
 SKILL_CASES = 3
+CONTEXT_SKILLS = 3
+"""The top skills a context with unit ``skill`` brings (best first)."""
 """The supporting cases a context's skill brings as its sources."""
 
 
@@ -275,8 +277,8 @@ class Memory:
 
     # --- for agents: the context to put in a prompt, and answers from it ------------------------
     def context(self, tenant: str, req: ContextRequest) -> ContextResult:
-        """Messages, episodes and facts valid at ``req.as_of``, and with unit ``skill`` the best
-        skill valid then, each with its sources, packed within ``req.max_tokens``
+        """Messages, episodes and facts valid at ``req.as_of``, and with unit ``skill`` the top
+        skills valid then, each with its sources, packed within ``req.max_tokens``
         (`graphmem.retrieval.packing`)."""
         rs = self.retrieval_settings(req.preset)
         memo = QueryMemo(self.embedder)
@@ -293,12 +295,11 @@ class Memory:
         skill = None
         if "skill" in req.units:  # beside the unit searches
             skill = self._units.submit(self.procedural.search, tenant, SkillSearch(
-                query=req.query, owner=req.owner, k=1, cases_per_skill=SKILL_CASES,
+                query=req.query, owner=req.owner, k=CONTEXT_SKILLS, cases_per_skill=SKILL_CASES,
                 as_of=req.as_of or now), memo)
 
-        def best_skill() -> Skill | None:
-            found = skill.result().skills if skill is not None else []
-            return found[0] if found else None
+        def best_skill() -> list[Skill]:
+            return skill.result().skills if skill is not None else []
 
         return packing.build(searches, req, req.method or DEFAULT_METHOD, now, best_skill)
 

@@ -1,18 +1,23 @@
 """tau-bench benchmark of procedural memory: real runs of an agent (OpenAI chat format) in, cases,
-clusters and skills out, and skills retrieved for new requests.
+clusters and skills out, and skills retrieved for new requests (scoring: `tau_scoring`).
 
 * ingest: every run as one trace (``POST /v1/traces``'s path), in batches of `BATCH`, after a
   warm-up pass of `WARMUP` runs (deleted); runs/s.
 * formation (no LLM): cases of every trace, then clusters and skills; seconds.
-* clustering: adjusted Rand index of the clusters against the task grouping (the runs of one
-  task), against the customer grouping (the runs of one simulated customer: tau-bench gives
-  some customers several variants of one request about one booking), and against the kind
-  grouping (tasks sharing the same set of write actions); ``customer_bound`` is what a perfect
-  customer grouping would score against the task grouping.
-* retrieval, leave-one-task-out: for each task with ground-truth write actions, the skills are
-  formed from the other tasks' runs only (a throwaway owner per task), then each of its runs'
-  first user message is the query; scored: the share of the task's distinct ground-truth write
-  actions among the steps of the top skill (k=1) and of the top three (k=3).
+* clustering: ARI of the clusters against the task, the kind (tasks sharing one set of write
+  actions) and the customer (tau-bench gives some customers several requests); the same for
+  every request weight of `graphmem.procedural.clustering.REQUEST_WEIGHTS` (``weights``).
+* retrieval: each held-out task's runs' first user messages are the queries; scored: the share
+  of the task's ground-truth write actions among the steps of the top skill (k=1) and of the top
+  three (k=3), the precision of the writes those skills recommend, and the ceiling (a perfect
+  choice of 1 or 3 skills among those formed).
+
+Two ways to hold tasks out:
+* ``--train FILE`` (transfer): skills are formed from the train file's runs only (``--train-tasks``
+  keeps some of its tasks), and the runs of ``--data`` (``--tasks``) are clustered on their own
+  (their ARI) and queried; the clustering weight is also chosen on the train runs and scored on
+  the test runs (``clustering.cross_validated``).
+* without it, leave-one-task-out: for each task, skills formed from the other tasks' runs.
 Everything written goes into a throwaway tenant, deleted at the end (even on error).
 """
 
@@ -28,18 +33,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from graphmem.bench import tau_scoring as score
+from graphmem.bench.tau_scoring import best_single, covered, customer_of, gold_writes
 from graphmem.bench.units import percentiles
 from graphmem.config import Settings
 from graphmem.embeddings import Embedder, WrappedEmbedder
-from graphmem.procedural.clustering import adjusted_rand_index
+from graphmem.procedural.clustering import REQUEST_WEIGHTS, adjusted_rand_index
 from graphmem.procedural.models import Skill, SkillSearch, TraceIn
-from graphmem.procedural.steps import writes
 from graphmem.progress import track
 from graphmem.service import Memory
 from graphmem.store.procedural import ProceduralStore
 
+__all__ = ["best_single", "covered", "customer_of", "gold_writes", "run"]
+
 BATCH = 50
 WARMUP = 20
+K = 3
 T0 = datetime(2024, 5, 15, 20, 0, tzinfo=UTC)
 
 
@@ -63,9 +72,10 @@ class CachedEmbedder(WrappedEmbedder):
             return [self._cache[t] for t in texts]
 
 
-def load(path: Path) -> list[dict[str, Any]]:
+def load(path: Path, tasks: str | None = None) -> list[dict[str, Any]]:
+    """The runs of a tau-bench file, only those of ``tasks`` (``"0-14"``) when given."""
     runs: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    return runs
+    return score.select(runs, score.parse_tasks(tasks))
 
 
 def trace_of(run: dict[str, Any], owner: str, n: int) -> TraceIn:
@@ -79,15 +89,6 @@ def trace_of(run: dict[str, Any], owner: str, n: int) -> TraceIn:
 
 def run_id(owner: str, run: dict[str, Any]) -> str:
     return f"{owner}-tau-{run['task_id']}-{run['trial']}"
-
-
-def gold_writes(run: dict[str, Any]) -> set[str]:
-    return {a["name"] for a in run["info"]["task"]["actions"] if writes(a["name"])}
-
-
-def customer_of(run: dict[str, Any]) -> str:
-    """The simulated customer of a run (tau-bench's ``user_id``; the task when absent)."""
-    return str(run["info"]["task"].get("user_id") or f"task-{run['task_id']}")
 
 
 def first_user(run: dict[str, Any]) -> str:
@@ -112,114 +113,179 @@ def form(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]]) -
 
 def clustering(mem: Memory, tenant: str, owner: str,
                runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The ARI of the owner's clusters (and skills) against the labels of its runs, and of the
+    clusters every request weight would give (``weights``)."""
     by_trace = {run_id(owner, r): r for r in runs}
     store = ProceduralStore(mem.store, tenant)
     cases = store.owner_cases(owner, 100_000)
     skill_of = {r["c"]["id"]: r["skill"] for r in store.get_cases([c["id"] for c in cases])}
-    task = [str(by_trace[c["trace_id"]]["task_id"]) for c in cases]
-    kind = [",".join(sorted(gold_writes(by_trace[c["trace_id"]]))) for c in cases]
-    customer = [customer_of(by_trace[c["trace_id"]]) for c in cases]
+    truth = {c["id"]: score.labels_of(by_trace[c["trace_id"]]) for c in cases}
     found = [c["cluster"] or c["id"] for c in cases]
     skills = [skill_of.get(c["id"]) or c["id"] for c in cases]
-    return {"cases": len(cases), "clusters": len(set(found)), "tasks": len(set(task)),
-            "kinds": len(set(kind)), "customers": len(set(customer)),
-            "ari": {"task": adjusted_rand_index(task, found),
-                    "customer": adjusted_rand_index(customer, found),
-                    "customer_bound": adjusted_rand_index(task, customer),
-                    "kind": adjusted_rand_index(kind, found),
-                    "kind_skills": adjusted_rand_index(kind, skills)}}
+    labels = [truth[c["id"]] for c in cases]
+    ari = score.aris(labels, found)
+    return {"cases": len(cases), "clusters": len(set(found)),
+            "tasks": len({t["task"] for t in labels}), "kinds": len({t["kind"] for t in labels}),
+            "customers": len({t["customer"] for t in labels}),
+            "ari": {**ari, "customer_bound": adjusted_rand_index(
+                        [t["task"] for t in labels], [t["customer"] for t in labels]),
+                    "kind_skills": adjusted_rand_index([t["kind"] for t in labels], skills)},
+            "weights": score.weight_grid(score.points_of(cases), truth, REQUEST_WEIGHTS)}
 
 
-def covered(gold: set[str], skills: Sequence[Skill]) -> float:
-    """The share of ``gold`` (a task's write actions) among the steps of ``skills``."""
-    tools = {s.tool for sk in skills for s in sk.steps}
-    return len(gold & tools) / len(gold)
+def queries(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]],
+            took: list[float]) -> dict[str, Any]:
+    """The held-out runs of one task as queries for ``owner``'s skills: recall and precision at
+    1 and `K` per query, and the ceiling (the best choice of 1 and `K` skills formed)."""
+    gold = gold_writes(runs[0])
+    every = mem.for_tenant(tenant).skills.search(
+        SkillSearch(query=first_user(runs[0]), owner=owner, k=100, cases_per_skill=0)).skills
+    out: dict[str, Any] = {"gold": sorted(gold), "queries": len(runs),
+                           "ceiling": {str(k): score.best_of(gold, every, k) for k in (1, K)}}
+    recall: dict[int, list[float]] = {1: [], K: []}
+    exact: dict[int, list[float]] = {1: [], K: []}
+    top: list[str] = []
+    for r in runs:
+        t0 = time.perf_counter()
+        found: list[Skill] = mem.for_tenant(tenant).skills.search(
+            SkillSearch(query=first_user(r), owner=owner, k=K, cases_per_skill=0)).skills
+        took.append((time.perf_counter() - t0) * 1000)
+        top.append(" | ".join(s.name for s in found))
+        for k in (1, K):
+            recall[k].append(covered(gold, found[:k]))
+            p = score.precision(gold, found[:k])
+            if p is not None:
+                exact[k].append(p)
+    out.update({f"recall_{k}": score.mean(recall[k]) for k in (1, K)})
+    out.update({f"precision_{k}": exact[k] for k in (1, K)})
+    out["recommended"] = top
+    return out
 
 
-def best_single(gold: set[str], skills: Sequence[Skill]) -> float:
-    """What a perfect choice of one skill among ``skills`` would score (`covered`)."""
-    return max((covered(gold, [sk]) for sk in skills), default=0.0)
+def summary(per_task: dict[str, dict[str, Any]], skipped: int,
+            took: list[float]) -> dict[str, Any]:
+    """Per-query means over the tasks scored (each task's queries weigh as many)."""
+    n = sum(t["queries"] for t in per_task.values()) or 1
+
+    def weighted(key: str) -> float:
+        return float(sum(t[key] * t["queries"] for t in per_task.values()) / n)
+
+    precise: dict[int, list[float]] = {1: [], K: []}
+    for t in per_task.values():
+        mine = {k: t.pop(f"precision_{k}") for k in (1, K)}
+        t["precision"] = {str(k): score.mean(v) if v else None for k, v in mine.items()}
+        for k in (1, K):
+            precise[k] += mine[k]
+    ceiling = {str(k): sum(t["ceiling"][str(k)] * t["queries"] for t in per_task.values()) / n
+               for k in (1, K)}
+    return {"action_recall": {"1": weighted("recall_1"), str(K): weighted(f"recall_{K}")},
+            "precision": {str(k): score.mean(precise[k]) for k in (1, K)},
+            "precision_queries": {str(k): len(precise[k]) for k in (1, K)},
+            "ceiling": ceiling, "best_available": ceiling["1"],
+            "queries": sum(t["queries"] for t in per_task.values()),
+            "tasks": len(per_task), "tasks_without_writes": skipped,
+            "latency_ms": percentiles(took), "per_task": per_task}
 
 
-def retrieval(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Leave-one-task-out: each task's runs query skills formed from the other tasks' runs.
-    Besides action recall at 1 and 3, ``best_available`` is what a perfect choice of one skill
-    among those formed would score: the ceiling of the ranking, given the skills."""
-    tasks = sorted({r["task_id"] for r in runs})
-    recall = {1: 0.0, 3: 0.0}
-    ceiling = 0.0
+def by_task(runs: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    out: dict[int, list[dict[str, Any]]] = {}
+    for r in runs:
+        out.setdefault(int(r["task_id"]), []).append(r)
+    return dict(sorted(out.items()))
+
+
+def leave_one_task_out(mem: Memory, tenant: str, runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Each task's runs query skills formed from the other tasks' runs (a throwaway owner)."""
+    per_task: dict[str, dict[str, Any]] = {}
     took: list[float] = []
-    scored = skipped = 0
-    per_task: dict[str, Any] = {}
-    for t in track(tasks, "leave-one-task-out"):
-        mine = [r for r in runs if r["task_id"] == t]
-        gold = gold_writes(mine[0])
-        if not gold:
+    skipped = 0
+    for t, mine in track(list(by_task(runs).items()), "leave-one-task-out"):
+        if not gold_writes(mine[0]):
             skipped += 1
             continue
-        owner = f"loto-{t}"
-        rest = [r for r in runs if r["task_id"] != t]
+        owner, rest = f"loto-{t}", [r for r in runs if r["task_id"] != t]
         ingest(mem, tenant, owner, rest)
         form(mem, tenant, owner, rest)
-        every = mem.for_tenant(tenant).skills.search(
-            SkillSearch(query=first_user(mine[0]), owner=owner, k=100, cases_per_skill=0)).skills
-        best = best_single(gold, every)
-        got = {1: 0.0, 3: 0.0}
-        for r in mine:
-            t0 = time.perf_counter()
-            res = mem.for_tenant(tenant).skills.search(
-                SkillSearch(query=first_user(r), owner=owner, k=3, cases_per_skill=0))
-            took.append((time.perf_counter() - t0) * 1000)
-            for k in (1, 3):
-                got[k] += covered(gold, res.skills[:k])
-            scored += 1
-        for k in (1, 3):
-            recall[k] += got[k]
-        ceiling += best * len(mine)
-        per_task[str(t)] = {"gold": sorted(gold), "recall_1": got[1] / len(mine),
-                            "recall_3": got[3] / len(mine), "best_available": best}
+        per_task[str(t)] = queries(mem, tenant, owner, mine, took)
         mem.for_tenant(tenant).messages.forget_owner(owner)
-        _log(f"  task {t}: recall@1 {got[1] / len(mine):.2f} @3 {got[3] / len(mine):.2f}")
-    n = max(scored, 1)
-    return {"action_recall": {"1": recall[1] / n, "3": recall[3] / n},
-            "best_available": ceiling / n, "queries": scored,
-            "latency_ms": percentiles(took),
-            "tasks_without_writes": skipped, "per_task": per_task}
+        _log(f"  task {t}: recall@1 {per_task[str(t)]['recall_1']:.2f} "
+             f"@{K} {per_task[str(t)][f'recall_{K}']:.2f}")
+    return summary(per_task, skipped, took)
 
 
-def run(settings: Settings, data: Path, json_out: Path | None) -> dict[str, Any]:
-    runs = load(data)
+def transfer(mem: Memory, tenant: str, owner: str,
+             runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Each task of ``runs`` queries the skills ``owner`` formed from the training runs."""
+    per_task: dict[str, dict[str, Any]] = {}
+    took: list[float] = []
+    skipped = 0
+    for t, mine in by_task(runs).items():
+        if not gold_writes(mine[0]):
+            skipped += 1
+            continue
+        per_task[str(t)] = queries(mem, tenant, owner, mine, took)
+    return summary(per_task, skipped, took)
+
+
+def skills_formed(mem: Memory, tenant: str, owner: str) -> int:
+    return len(ProceduralStore(mem.store, tenant).current_skills(owner))
+
+
+def run(settings: Settings, data: Path, json_out: Path | None, train: Path | None = None,
+        tasks: str | None = None, train_tasks: str | None = None) -> dict[str, Any]:
+    runs = load(data, tasks)
+    learn = load(train, train_tasks) if train is not None else runs
+    if not runs or not learn:
+        raise ValueError("no runs left after the task filters")
     base = Memory.open(settings)
     mem = Memory(settings, base.store, CachedEmbedder(base.embedder))
     mem.procedural.llm = None  # formation without an LLM, whatever is configured
-    tenant, owner = f"bench-tau-{secrets.token_hex(4)}", "tau"
+    tenant = f"bench-tau-{secrets.token_hex(4)}"
+    owners = ["tau", "test", "warmup", *(f"loto-{t}" for t in by_task(runs))]
     try:
-        _log(f"{len(runs)} runs; warm-up (compiles Neo4j's query plans), then ingesting")
-        ingest(mem, tenant, "warmup", runs[:WARMUP])
+        _log(f"{len(learn)} runs to learn from; warm-up (compiles Neo4j's query plans), then "
+             "ingesting")
+        ingest(mem, tenant, "warmup", learn[:WARMUP])
         mem.for_tenant(tenant).messages.forget_owner("warmup")
-        ingest_s = ingest(mem, tenant, owner, runs)
-        _log(f"ingest {len(runs) / ingest_s:.1f} runs/s; forming")
-        formation_s = form(mem, tenant, owner, runs)
-        _log(f"formation {formation_s:.1f} s; clustering")
-        clusters = clustering(mem, tenant, owner, runs)
-        _log(f"ARI task {clusters['ari']['task']:.3f} kind {clusters['ari']['kind']:.3f}")
-        skills = mem.for_tenant(tenant).skills.search(
-            SkillSearch(query="flight", owner=owner, k=100))
-        retrieved = retrieval(mem, tenant, runs)
-        out = {"runs": len(runs), "solved": sum(r["reward"] >= 1.0 for r in runs),
-               "ingest": {"runs_per_s": len(runs) / ingest_s, "seconds": ingest_s},
-               "formation_s": formation_s, "clustering": clusters,
-               "skills_formed": len(skills.skills), "retrieval": retrieved}
+        ingest_s = ingest(mem, tenant, "tau", learn)
+        _log(f"ingest {len(learn) / ingest_s:.1f} runs/s; forming")
+        formation_s = form(mem, tenant, "tau", learn)
+        out: dict[str, Any] = {
+            "mode": "transfer" if train is not None else "leave-one-task-out",
+            "data": str(data), "tasks": tasks, "runs": len(runs),
+            "solved": sum(r["reward"] >= 1.0 for r in runs),
+            "ingest": {"runs_per_s": len(learn) / ingest_s, "seconds": ingest_s},
+            "formation_s": formation_s, "skills_formed": skills_formed(mem, tenant, "tau")}
+        if train is None:
+            out["clustering"] = clustering(mem, tenant, "tau", runs)
+            out["retrieval"] = leave_one_task_out(mem, tenant, runs)
+        else:
+            out.update({"train": str(train), "train_tasks": train_tasks,
+                        "train_runs": len(learn)})
+            learned = clustering(mem, tenant, "tau", learn)
+            ingest(mem, tenant, "test", runs)
+            form(mem, tenant, "test", runs)
+            out["clustering"] = clustering(mem, tenant, "test", runs)
+            out["clustering"]["train"] = {k: learned[k] for k in ("cases", "clusters", "ari")}
+            out["clustering"]["cross_validated"] = score.cross_validated(
+                learned["weights"], out["clustering"]["weights"])
+            out["retrieval"] = transfer(mem, tenant, "tau", runs)
     finally:
-        for o in [owner, "warmup", *(f"loto-{t}" for t in {r["task_id"] for r in runs})]:
+        for o in owners:
             mem.for_tenant(tenant).messages.forget_owner(o)
         base.close()
     if json_out is not None:
         json_out.write_text(json.dumps(out, indent=2, default=str), encoding="utf-8")
-    _log(json.dumps({k: v for k, v in out.items() if k != "retrieval"}, default=str)[:2000])
-    latency = retrieved["latency_ms"]
-    _log(f"action recall @1 {retrieved['action_recall']['1']:.3f} "
-         f"@3 {retrieved['action_recall']['3']:.3f} over {retrieved['queries']} queries "
-         f"(a perfect choice of one skill: {retrieved['best_available']:.3f}); search p50 "
-         f"{latency['p50']:.1f} ms, p95 {latency['p95']:.1f}")
+    _report(out)
     return out
+
+
+def _report(out: dict[str, Any]) -> None:
+    ari, got = out["clustering"]["ari"], out["retrieval"]
+    _log(f"{out['mode']}: {out['skills_formed']} skills; clusters {out['clustering']['clusters']}"
+         f", ARI task {ari['task']:.3f} kind {ari['kind']:.3f} customer {ari['customer']:.3f}")
+    _log(f"action recall @1 {got['action_recall']['1']:.3f} @{K} {got['action_recall'][str(K)]:.3f}"
+         f", precision @1 {got['precision']['1']:.3f} @{K} {got['precision'][str(K)]:.3f} over "
+         f"{got['queries']} queries (ceiling @1 {got['ceiling']['1']:.3f} @{K} "
+         f"{got['ceiling'][str(K)]:.3f}); search p50 {got['latency_ms']['p50']:.1f} ms, p95 "
+         f"{got['latency_ms']['p95']:.1f}")

@@ -164,17 +164,26 @@ def bench_neo4j_versions(
 
 @bench_app.command("tau")
 def bench_tau(
-    data: Annotated[Path, typer.Option(help="tau-bench trajectories (a JSON list of runs)")],
+    data: Annotated[Path, typer.Option(help="tau-bench trajectories (a JSON list of runs): "
+                                       "the runs clustered and queried")],
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+    train: Annotated[Path | None, typer.Option(
+        help="Form skills from this file's runs only and query them with --data's (transfer); "
+        "without it, leave-one-task-out over --data")] = None,
+    tasks: Annotated[str | None, typer.Option(
+        help="Only these tasks of --data, e.g. 15-29 or 0-4,9")] = None,
+    train_tasks: Annotated[str | None, typer.Option(
+        help="Only these tasks of --train, e.g. 0-14")] = None,
     plot_dir: PlotDir = None,
 ) -> None:
-    """Procedural memory: ingest runs/s, formation time, clustering ARI, skill retrieval
-    (leave-one-task-out). Cleans up what it wrote."""
+    """Procedural memory: ingest runs/s, formation time, clustering ARI (task, kind, customer),
+    skill retrieval (action recall and precision at 1 and 3, and their ceiling), transfer from
+    --train or leave-one-task-out. Cleans up what it wrote."""
     from graphmem.bench import tau
 
     try:
-        out = tau.run(Settings(), data, json_out)
-    except GraphMemError as exc:
+        out = tau.run(Settings(), data, json_out, train, tasks, train_tasks)
+    except (GraphMemError, ValueError) as exc:
         raise fail(exc) from exc
     _plot(out, plot_dir)
 

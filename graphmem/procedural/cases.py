@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from graphmem.procedural import slots
 from graphmem.procedural.models import Action, Outcome, Step
 
 MAX_INTENT = 500
@@ -73,8 +74,24 @@ def written_values(steps: Sequence[Step]) -> list[str]:
 
 
 def actions_of(steps: Sequence[Step]) -> list[Action]:
-    return [Action(tool=s.tool or "", keys=list(s.arg_keys), writes=bool(s.writes))
-            for s in steps if s.kind == "tool_call"]
+    """The tool calls in order, each with its typed slots (`slots.slots`); a write also with
+    the earlier reads that passed one of its values (``get_reservation_details:reservation
+    id``): the check made on the very thing it changes."""
+    out: list[Action] = []
+    reads: list[tuple[str, dict[str, str]]] = []
+    for s in steps:
+        if s.kind != "tool_call":
+            continue
+        tool = s.tool or ""
+        checked: list[str] = []
+        if s.writes:
+            mine = slots.values(s.arguments)
+            checked = sorted({f"{r}:{mine[v]}" for r, seen in reads for v in seen if v in mine})
+        else:
+            reads.append((tool, slots.values(s.arguments)))
+        out.append(Action(tool=tool, keys=list(s.arg_keys), writes=bool(s.writes),
+                          slots=slots.slots(s.arguments), checked=checked))
+    return out
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,12 @@
 * ``form_trace`` (one per stored trace, and again after its outcome changed): boundaries, cases,
   their quality and intent embeddings; then enqueues ``form_skills`` for the owner.
 * ``form_skills`` (one per owner, coalesced while pending), on two levels: clusters of the
-  owner's cases (one request about one thing: intent, actions, identifiers named), and one skill
-  per method (the successful cases that changed the same things, across clusters: what
-  generalises to a new request). It forms, revises (a new version that SUPERSEDES the old) or
-  updates (support only) each skill; flags skills whose recent executions fail.
+  owner's cases by procedure (what the runs did, identifiers abstracted into typed slots:
+  `graphmem.procedural.clustering`), and one skill per method (the successful cases that
+  changed the same things, whoever they served: what generalises to a new request), with its
+  preconditions and the counter-evidence of the failed cases of its kind. It forms, revises (a
+  new version that SUPERSEDES the old) or updates (support and evidence only) each skill; flags
+  skills whose recent executions fail.
 
 Without an LLM every step is heuristic or extractive. With one (`graphmem.procedural.llm`), the
 LLM finds boundaries, writes each case's summary and lessons, and writes (or revises) each
@@ -32,6 +34,7 @@ from graphmem.procedural.boundaries import CONTINUATION, REQUEST, boundaries, st
 from graphmem.procedural.cases import draft
 from graphmem.procedural.clustering import Point, cluster, cluster_id
 from graphmem.procedural.models import Action, FormReport, Outcome, SkillStep, Step
+from graphmem.procedural.slots import identifiers, mask
 from graphmem.store.procedural import ProceduralStore, SkillWrite
 
 MAX_CLUSTER_CASES = 2000
@@ -88,10 +91,11 @@ def form_trace(store: ProceduralStore, embedder: Embedder, trace_id: str,
     parts = stretches(steps, starts)
     drafts = [draft(trace_id, trace.get("task"), part, outcome, trace["started_at"])
               for part in parts]
-    intents = embedder.embed([(d.intent or d.request or "(no request)")[:EMBED_CHARS]
-                              for d in drafts])
+    known = identifiers(steps)
+    masked = [request_text(d.intent or d.request, known) for d in drafts]
+    intents = embedder.embed(masked)
     rows = []
-    for d, vector, part in zip(drafts, intents, parts, strict=True):
+    for d, pattern, vector, part in zip(drafts, masked, intents, parts, strict=True):
         tools = [a.tool for a in d.actions]
         errors = sum(1 for x in part if x.kind == "tool_result" and x.error)
         notes = llm.run("case", partial(pllm.case_notes, request=d.request or d.intent,
@@ -100,6 +104,7 @@ def form_trace(store: ProceduralStore, embedder: Embedder, trace_id: str,
         rows.append({"id": d.id, "step_ids": [f"{trace_id}#{i}" for i in d.step_indices],
                      "props": {
             "owner": trace["owner"], "trace_id": trace_id, "intent": d.intent,
+            "masked_intent": pattern,
             "request": d.request, "actions_json": json.dumps([a.model_dump() for a in d.actions]),
             "tools": tools, "writes": d.writes, "entities": d.entities, "outcome": outcome,
             "conditions_json": json.dumps(conditions, sort_keys=True),
@@ -143,8 +148,15 @@ class LLMUse:
                 "fallback_count": len(self.fallbacks)}
 
 
+def request_text(text: str, known: dict[str, str] | None = None) -> str:
+    """What a case's (or a query's) vector is made of: its request with every identifier
+    masked (`graphmem.procedural.slots.mask`; ``known``: the run's own identifiers), so that
+    vectors compare what was asked, not whom it was for."""
+    return mask(text or "(no request)", known)[:EMBED_CHARS]
+
+
 def _view(row: dict[str, Any]) -> sk.CaseView:
-    return sk.CaseView(row["id"], row["intent"],
+    return sk.CaseView(row["id"], row.get("masked_intent") or request_text(row["intent"]),
                        [Action.model_validate(a) for a in json.loads(row["actions_json"])],
                        row["outcome"], row["occurred_at"],
                        json.loads(row.get("conditions_json") or "{}"))
@@ -152,17 +164,19 @@ def _view(row: dict[str, Any]) -> sk.CaseView:
 
 def form_skills(store: ProceduralStore, owner: str, min_successes: int = sk.MIN_SUCCESSES,
                 now: datetime | None = None, client: LLMClient | None = None) -> FormReport:
-    """Two levels over the owner's cases (see the module doc): fine clusters of similar requests,
-    and one skill per method (the set of tools that changed state) of the successful cases.
+    """Two levels over the owner's cases (see the module doc): clusters by procedure, and one
+    skill per method (the set of tools that changed state) of the successful cases; a failed
+    case counts against the method that succeeded in its cluster, else among the cases that
+    asked alike (clusters of the masked requests alone), else its own (`skills.methods`).
     With ``client`` the LLM writes (or revises) each skill; fallbacks are in ``report.llm``."""
     now = now or datetime.now(UTC)
     llm = LLMUse(client is not None)
     rows = store.owner_cases(owner, MAX_CLUSTER_CASES)
     by_id = {r["id"]: r for r in rows}
-    points = [Point(r["id"], r["embedding"], [a["tool"] for a in json.loads(r["actions_json"])],
-                    r["writes"] or [], r["entities"] or []) for r in rows]
-    groups = cluster(points) if points else []
     views = {r["id"]: _view(r) for r in rows}
+    points = [Point(r["id"], r["embedding"], views[r["id"]].actions) for r in rows]
+    groups = cluster(points)
+    asked_of = {i: str(n) for n, g in enumerate(cluster(points, request_weight=1.0)) for i in g}
     clusters: list[dict[str, Any]] = []
     cluster_of: dict[str, str] = {}
     for members in groups:
@@ -175,7 +189,7 @@ def form_skills(store: ProceduralStore, owner: str, min_successes: int = sk.MIN_
                          "failures": sum(v.outcome in ("failure", "partial") for v in vs),
                          "members": members,
                          "caption": f"{len(members)} cases: {(intents or [''])[0][:40]}"})
-    methods = sk.methods(list(views.values()), cluster_of, min_successes)
+    methods = sk.methods(list(views.values()), cluster_of, min_successes, asked_of)
     current = store.current_skills(owner)
     known = [sk.Known(r["id"], r["lineage"], r["version"], r["signature"], frozenset(r["cases"]))
              for r in current]
@@ -230,13 +244,18 @@ def _skill(owner: str, cid: str, good: list[sk.CaseView], bad: list[sk.CaseView]
     flag_reason = sk.flag([*good, *bad])
     name = sk.name_of(steps)
     description = sk.describe(steps, len(good), len(bad))
-    use, pitfalls = sk.when_to_use(intents), sk.pitfalls(steps, [v.actions for v in bad])
+    use = sk.when_to_use(intents)
     written = llm.run("skill", ask, client) if llm and ask else None
     if written is not None:
         reply, steps = written
         name, use = reply.name.strip(), reply.when_to_use.strip()
         description = f"{reply.description.strip()} {sk.describe(steps, len(good), len(bad))}"
-        pitfalls = [x.strip() for x in reply.pitfalls if x.strip()] or pitfalls
+    checks = sk.preconditions(steps, [v.actions for v in good])
+    against = sk.counter_evidence(steps, checks, [v.actions for v in good],
+                                  [(v.id, v.actions) for v in bad])
+    pitfalls = [f"{c.count} of {c.of} failed runs {c.what}" for c in against]
+    if written is not None:
+        pitfalls = [x.strip() for x in written[0].pitfalls if x.strip()] or pitfalls
     signature = sk.signature(steps)
     props: dict[str, Any] = {
         "owner": owner, "name": name, "description": description,
@@ -245,6 +264,8 @@ def _skill(owner: str, cid: str, good: list[sk.CaseView], bad: list[sk.CaseView]
         "written_by": "llm" if written is not None else "consensus",
         "pitfalls": pitfalls, "successes": len(good),
         "failures": len(bad), "conditions_json": json.dumps(sk.conditions_of(good)),
+        "preconditions_json": json.dumps([c.model_dump() for c in checks]),
+        "counter_json": json.dumps([c.model_dump() for c in against]),
         "flagged": flag_reason is not None, "flag_reason": flag_reason, "cluster": cid,
         "method": sk.method_key(good[0].actions),
         "embedding": _mean(vectors), "caption": f"{name} ({len(good)}+/{len(bad)}-)",

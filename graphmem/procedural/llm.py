@@ -214,8 +214,8 @@ def write_skill(client: LLMClient, good: Sequence[tuple[str, Sequence[Action]]],
                 bad: Sequence[tuple[str, Sequence[Action]]], current: dict[str, Any] | None,
                 consensus: Sequence[SkillStep]) -> tuple[SkillReply, list[SkillStep]]:
     """The skill as the model writes it, with its steps checked against the evidence: only tools
-    of the successful cases, every state-changing tool of the consensus kept, ``writes`` and
-    ``support`` taken from the cases (never from the reply)."""
+    of the successful cases, every state-changing tool of the consensus kept, ``writes``,
+    ``support`` and the typed slots taken from the cases (never from the reply)."""
     reply = _ask(client, "procedural_skill", skill_messages(good, bad, current), SkillReply)
     seen: dict[str, Action] = {a.tool: a for _, acts in good for a in acts}
     unknown = [s.tool for s in reply.steps if s.tool not in seen]
@@ -226,8 +226,9 @@ def write_skill(client: LLMClient, good: Sequence[tuple[str, Sequence[Action]]],
     if missing:
         raise Fallback(f"skill steps drop state-changing tools: {missing[:5]}")
     support = {s.tool: s.support for s in consensus}
+    slots = {s.tool: s.slots for s in consensus}
     steps = [SkillStep(tool=s.tool, keys=sorted(set(s.keys) & set(seen[s.tool].keys)),
-                       writes=seen[s.tool].writes,
+                       writes=seen[s.tool].writes, slots=slots.get(s.tool, seen[s.tool].slots),
                        support=support.get(s.tool) or sum(
                            any(a.tool == s.tool for a in acts) for _, acts in good))
              for s in reply.steps]

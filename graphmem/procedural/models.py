@@ -167,6 +167,12 @@ class Action(BaseModel):
     tool: str
     keys: list[str] = Field(default_factory=list, description="argument keys, sorted")
     writes: bool
+    slots: dict[str, str] = Field(
+        default_factory=dict, description="what the call passed as typed slots: argument path "
+        "-> type (user id, reservation id, date, ...), never the values")
+    checked: list[str] = Field(
+        default_factory=list, description="for a write: the earlier reads of its case that "
+        "passed one of its values, as read_tool:slot type (the same reservation looked up)")
 
 
 class Case(BaseModel):
@@ -176,6 +182,8 @@ class Case(BaseModel):
     owner: str
     trace_id: str
     intent: str = Field(description="the request, normalised")
+    masked_intent: str = Field(default="", description="the request with every identifier "
+                               "masked (<user id>, <date>, <name>): what skills show of it")
     request: str = Field(description="every user turn of the stretch, joined")
     actions: list[Action]
     writes: list[str] = Field(description="the tools called that change state, in order")
@@ -201,6 +209,54 @@ class SkillStep(BaseModel):
     keys: list[str] = Field(default_factory=list, description="argument keys the cases share")
     writes: bool
     support: int = Field(description="successful cases that made this call")
+    slots: dict[str, str] = Field(default_factory=dict, description="the typed slots every "
+                                  "such call passed: argument path -> type (never a value)")
+
+
+class Precondition(BaseModel):
+    """A read the successful runs made before a write: what to check first."""
+
+    before: str = Field(description="the write it precedes")
+    read: str = Field(description="the tool that reads")
+    same: list[str] = Field(default_factory=list, description="slot types the read passed "
+                            "with the same value as the write (the same reservation id)")
+    support: int = Field(description="successful cases that read it before the write")
+    of: int = Field(description="successful cases that made the write")
+
+
+class CounterEvidence(BaseModel):
+    """What failed runs of the skill's kind did differently from its successful runs."""
+
+    what: str
+    kind: Literal["extra_write", "missing_write", "no_change", "skipped_check", "other_slots",
+                  "repeated_write", "same_steps"]
+    count: int = Field(description="failed runs that did it")
+    of: int = Field(description="failed runs of the skill's kind")
+    cases: list[str] = Field(default_factory=list, description="those runs' cases (at most 20)")
+
+
+class CaseMatch(BaseModel):
+    """One case behind a recommended skill: its request, how it ended, how close it is."""
+
+    id: str
+    intent: str = Field(description="its request, identifiers masked")
+    outcome: Outcome
+    similarity: float | None = Field(default=None, description="cosine of the request to "
+                                     "this case's request (identifiers masked in both)")
+
+
+class Recommendation(BaseModel):
+    """Why a skill came up for a request."""
+
+    similarity: float | None = Field(default=None, description="cosine of the request to the "
+                                     "skill's requests (their mean; identifiers masked)")
+    words: list[str] = Field(default_factory=list, description="the request's words that "
+                             "name what the skill's writes do")
+    ranks: dict[str, int] = Field(default_factory=dict, description="its rank in each list "
+                                  "fused (vector, fulltext, action)")
+    successes: int = 0
+    failures: int = 0
+    cases: list[CaseMatch] = Field(default_factory=list, description="its best supporting cases")
 
 
 class Skill(BaseModel):
@@ -229,6 +285,14 @@ class Skill(BaseModel):
     invalidated_at: datetime | None = None
     score: float | None = None
     cases: list[Case] = Field(default_factory=list, description="its best supporting cases")
+    preconditions: list[Precondition] = Field(
+        default_factory=list, description="the reads its successful runs made before writing")
+    counter_evidence: list[CounterEvidence] = Field(
+        default_factory=list, description="what failed runs of its kind did differently, with "
+        "counts (all kept)")
+    why: Recommendation | None = Field(default=None, description="on a search: why it came up")
+    text: str = Field(default="", description="the skill compactly, as a prompt gets it: steps "
+                      "with their slots, preconditions, counter-evidence")
 
 
 class SkillSupersession(BaseModel):

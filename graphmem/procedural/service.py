@@ -16,20 +16,25 @@ from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.llm.client import LLMClient
 from graphmem.llm.usage import tenant_scope, tenant_sink
 from graphmem.procedural import formation
+from graphmem.procedural.boundaries import cosine
 from graphmem.procedural.models import (
     Case,
     CaseDetail,
+    CaseMatch,
     FormReport,
     OutcomeIn,
     OutcomeReport,
+    Recommendation,
     Skill,
     SkillDetail,
     SkillHistory,
     SkillSearch,
     SkillSearchResult,
+    SkillStep,
     TraceIn,
     TraceReport,
 )
+from graphmem.procedural.skills import action_match, named, render
 from graphmem.procedural.steps import content_hash, trace_id, trace_steps
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import rrf
@@ -161,18 +166,27 @@ class Procedural:
 
         query = lucene_escape(req.query)
         text = self._pool.submit(fulltext, query) if query and self._pool else None
-        vector = query_vectors(embedder or self._embedder, [req.query])[0]
+        vector = query_vectors(embedder or self._embedder,
+                               [formation.request_text(req.query)])[0]
         lists = {"vector": [i for i, _ in p.search(unit, "vector", req.owner, depth, OVERFETCH,
                                                    vector=vector, **extra)]}
         if query:
             lists["fulltext"] = text.result() if text is not None else fulltext(query)
+        if unit == "skill":
+            candidates = list(dict.fromkeys(i for ids in lists.values() for i in ids))
+            found = {r["s"]["id"]: r for r in p.get_skills(candidates, req.cases_per_skill)}
+            lists["action"] = actions_asked(req.query, found)
         fused = rrf(lists)[: req.k]
         scores = {f.id: f.score for f in fused}
         ids = [f.id for f in fused]
         if unit == "skill":
-            found = {r["s"]["id"]: r for r in p.get_skills(ids, req.cases_per_skill)}
             skills = [_skill(found[i]["s"], found[i]["cases"], scores[i]) for i in ids
                       if i in found]
+            for skill in skills:
+                row = found[skill.id]
+                skill.why = recommendation(req.query, vector, skill, row["vector"],
+                                           row["case_vectors"], lists)
+                skill.text = render(skill)
             return SkillSearchResult(query=req.query, units=req.units, skills=skills)
         rows = {r["c"]["id"]: r for r in p.get_cases(ids)}
         cases = [_case({**rows[i]["c"], "skill": rows[i]["skill"]}, scores[i]) for i in ids
@@ -228,4 +242,35 @@ def _skill(row: dict[str, Any], cases: list[dict[str, Any]], score: float | None
     data = {k: v for k, v in row.items() if k in Skill.model_fields}
     data["steps"] = json.loads(row.get("steps_json") or "[]")
     data["conditions"] = json.loads(row.get("conditions_json") or "{}")
-    return Skill.model_validate({**data, "score": score, "cases": [_case(c) for c in cases]})
+    data["preconditions"] = json.loads(row.get("preconditions_json") or "[]")
+    data["counter_evidence"] = json.loads(row.get("counter_json") or "[]")
+    skill = Skill.model_validate({**data, "score": score, "cases": [_case(c) for c in cases]})
+    skill.text = render(skill)
+    return skill
+
+
+def actions_asked(query: str, rows: dict[str, dict[str, Any]]) -> list[str]:
+    """The skills (``get_skills`` rows by id) whose writes the request asks for, best first
+    (`graphmem.procedural.skills.action_match`; ties by id): the third list search fuses."""
+    scored = [(action_match(query, [SkillStep.model_validate(x) for x in
+                                    json.loads(r["s"].get("steps_json") or "[]")]), i)
+              for i, r in rows.items()]
+    return [i for m, i in sorted(scored, key=lambda x: (-x[0], x[1])) if m > 0]
+
+
+def recommendation(query: str, vector: Sequence[float], skill: Skill,
+                   skill_vector: Sequence[float] | None,
+                   case_vectors: Sequence[Sequence[float] | None],
+                   lists: dict[str, list[str]]) -> Recommendation:
+    """Why ``skill`` came up for ``query`` (its vector ``vector``): how close the request is to
+    the skill's requests and to each of its cases shown, the request's words that name its
+    writes, its rank in each list fused, its support."""
+    return Recommendation(
+        similarity=round(cosine(vector, skill_vector), 4) if skill_vector else None,
+        words=named(query, skill.steps),
+        ranks={name: ids.index(skill.id) + 1 for name, ids in lists.items() if skill.id in ids},
+        successes=skill.successes, failures=skill.failures,
+        cases=[CaseMatch(id=c.id, intent=c.masked_intent or formation.request_text(c.intent),
+                         outcome=c.outcome,
+                         similarity=round(cosine(vector, v), 4) if v else None)
+               for c, v in zip(skill.cases, case_vectors, strict=False)])

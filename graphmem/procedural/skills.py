@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from graphmem.procedural.clustering import alignment, collapse
-from graphmem.procedural.models import Action, SkillStep
+from graphmem.procedural.models import (
+    Action,
+    CounterEvidence,
+    Precondition,
+    Recommendation,
+    Skill,
+    SkillStep,
+)
 
 MIN_SUCCESSES = 1
 """Successful cases a cluster needs before it yields a skill."""
@@ -32,7 +39,8 @@ _SPLIT = re.compile(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])")
 
 @dataclass(frozen=True)
 class CaseView:
-    """What skill formation reads of a case."""
+    """What skill formation reads of a case (its intent with identifiers masked: what a skill
+    shows of it, to any customer)."""
 
     id: str
     intent: str
@@ -47,7 +55,8 @@ def _collapsed(actions: Sequence[Action]) -> list[Action]:
 
 
 def consensus(sequences: Sequence[Sequence[Action]]) -> list[SkillStep]:
-    """The ordered steps a majority of the (successful) sequences share; see the module doc."""
+    """The ordered steps a majority of the (successful) sequences share, each with the argument
+    keys and typed slots all its aligned calls passed; see the module doc."""
     seqs = [_collapsed(s) for s in sequences]
     seqs = [s for s in seqs if s] or seqs
     if not seqs or not any(seqs):
@@ -63,33 +72,120 @@ def consensus(sequences: Sequence[Sequence[Action]]) -> list[SkillStep]:
         if len(aligned) >= need:
             keys = set(aligned[0].keys).intersection(*(set(a.keys) for a in aligned[1:]))
             steps.append(SkillStep(tool=action.tool, keys=sorted(keys), writes=action.writes,
-                                   support=len(aligned)))
+                                   support=len(aligned),
+                                   slots=merge_slots([a.slots for a in aligned])))
     return steps
 
 
-def pitfalls(steps: Sequence[SkillStep], failed: Sequence[Sequence[Action]]) -> list[str]:
-    """What the failed cases did differently from the skill's steps, most frequent first."""
-    if not failed:
-        return []
-    n = len(failed)
-    wanted = {s.tool for s in steps if s.writes}
-    extra: Counter[str] = Counter()
-    missing: Counter[str] = Counter()
-    no_change = 0
-    for actions in failed:
-        written = {a.tool for a in actions if a.writes}
-        extra.update(written - wanted)
-        missing.update(wanted - written)
-        no_change += not written
-    out = [f"{c} of {n} failed runs called {t}, which the successful runs did not"
-           for t, c in extra.most_common()]
-    out += [f"{c} of {n} failed runs never called {t}" for t, c in missing.most_common()]
-    if no_change and wanted:
-        out.append(f"{no_change} of {n} failed runs changed nothing")
-    if not out:
-        out.append(f"{n} failed runs took the same write steps: the difference lies in the "
-                   "arguments or the conversation, not in the tools called")
+def merge_slots(found: Sequence[dict[str, str]]) -> dict[str, str]:
+    """The slots every one of several calls passed, with the type the first gave."""
+    if not found:
+        return {}
+    common = set(found[0]).intersection(*(set(f) for f in found[1:]))
+    return {k: found[0][k] for k in sorted(common)}
+
+
+def preconditions(steps: Sequence[SkillStep],
+                  good: Sequence[Sequence[Action]]) -> list[Precondition]:
+    """For each write of the skill, the reads a majority of the successful cases that made it
+    made before it (first call), with the slots most of them checked on the same value; in the
+    order of the skill's writes, then by support."""
+    out: list[Precondition] = []
+    for tool in dict.fromkeys(s.tool for s in steps if s.writes):
+        made = [m for m in (_before(actions, tool) for actions in good) if m is not None]
+        reads: Counter[str] = Counter()
+        same: dict[str, Counter[str]] = {}
+        for earlier, checked in made:
+            reads.update(earlier)
+            for c in checked:
+                r, _, kind = c.partition(":")
+                same.setdefault(r, Counter())[kind] += 1
+        for read, n in sorted(reads.items(), key=lambda kv: (-kv[1], kv[0])):
+            if n * 2 > len(made):
+                kinds = same.get(read, Counter())
+                out.append(Precondition(
+                    before=tool, read=read, support=n, of=len(made),
+                    same=sorted(k for k, m in kinds.items() if m * 2 > len(made))))
     return out
+
+
+def _before(actions: Sequence[Action], tool: str) -> tuple[set[str], list[str]] | None:
+    """The reads made before the first call of ``tool`` and that call's checks; None if the
+    case never called it."""
+    reads: set[str] = set()
+    for a in actions:
+        if a.tool == tool and a.writes:
+            return reads, list(a.checked)
+        if not a.writes:
+            reads.add(a.tool)
+    return None
+
+
+MAX_CASES_SHOWN = 20
+"""Case ids listed with one piece of counter-evidence (its count is exact)."""
+_ORDER = ("extra_write", "missing_write", "no_change", "skipped_check", "other_slots",
+          "repeated_write", "same_steps")
+
+
+def counter_evidence(steps: Sequence[SkillStep], checks: Sequence[Precondition],
+                     good: Sequence[Sequence[Action]],
+                     bad: Sequence[tuple[str, Sequence[Action]]]) -> list[CounterEvidence]:
+    """What the failed cases (id, actions) against a skill did differently from its
+    successful ones, each difference with how many did it and which: writes the skill does
+    not make, writes it makes that they never made, no change at all, a precondition skipped
+    (the write made without the read before it), a write's slot left out, a write repeated
+    more often than any successful case did; a failed case with none of these took the same
+    steps (the difference lies in the values or the conversation). Nothing is dropped:
+    grouped by kind (in that order), the most frequent first."""
+    n = len(bad)
+    wanted = [s.tool for s in steps if s.writes]
+    slots_of = {s.tool: s.slots for s in steps if s.writes}
+    most = {t: max((sum(a.tool == t for a in g) for g in good), default=1) for t in wanted}
+    found: dict[tuple[str, str], list[str]] = {}
+
+    def note(kind: str, what: str, case: str) -> None:
+        found.setdefault((kind, what), []).append(case)
+
+    for case, actions in bad:
+        written = [a for a in actions if a.writes]
+        tools = {a.tool for a in written}
+        before = len(found), sum(len(v) for v in found.values())
+        for t in sorted(tools - set(wanted)):
+            note("extra_write", f"called {t}, which the successful runs did not", case)
+        for t in dict.fromkeys(wanted):
+            if t not in tools:
+                note("missing_write", f"never called {t}", case)
+        if not written and wanted:
+            note("no_change", "changed nothing", case)
+        for c in checks:
+            made = _before(actions, c.before)
+            if made is not None and c.read not in made[0]:
+                note("skipped_check", f"called {c.before} without calling {c.read} before it",
+                     case)
+        for a in written:
+            for slot in sorted(set(slots_of.get(a.tool, {})) - set(a.slots)):
+                note("other_slots", f"called {a.tool} without {slot}", case)
+        for t, top in most.items():
+            if sum(a.tool == t for a in written) > top:
+                note("repeated_write", f"called {t} more often than any successful run "
+                     f"({top} time(s))", case)
+        if (len(found), sum(len(v) for v in found.values())) == before:
+            note("same_steps", "took the same write steps as the successful runs: the "
+                 "difference lies in the values passed or the conversation", case)
+    out = [CounterEvidence(what=what, kind=kind,  # type: ignore[arg-type]
+                           count=len(set(cases)), of=n,
+                           cases=sorted(set(cases))[:MAX_CASES_SHOWN])
+           for (kind, what), cases in found.items()]
+    return sorted(out, key=lambda c: (_ORDER.index(c.kind), -c.count, c.what))
+
+
+def pitfalls(steps: Sequence[SkillStep], failed: Sequence[Sequence[Action]],
+             checks: Sequence[Precondition] = (),
+             good: Sequence[Sequence[Action]] = ()) -> list[str]:
+    """The counter-evidence as sentences ("1 of 2 failed runs called book_x, which the
+    successful runs did not"), in `counter_evidence`'s order."""
+    found = counter_evidence(steps, checks, good, [(str(i), a) for i, a in enumerate(failed)])
+    return [f"{c.count} of {c.of} failed runs {c.what}" for c in found]
 
 
 def name_of(steps: Sequence[SkillStep]) -> str:
@@ -216,30 +312,153 @@ class Method:
 
 
 def methods(cases: Sequence[CaseView], cluster_of: dict[str, str],
-            min_successes: int = MIN_SUCCESSES) -> list[Method]:
+            min_successes: int = MIN_SUCCESSES,
+            asked_of: dict[str, str] | None = None) -> list[Method]:
     """The skills' evidence, a level above the clusters: successful cases grouped by their method
     (`method_key`), so requests of one kind about different things share a skill. A failed case
-    counts against the method that succeeded most for requests of its cluster (the same request
-    done right), else against its own method; a failed case with neither stays unlinked."""
+    counts against the method that succeeded most in its cluster (``cluster_of``: by
+    procedure), else in its cluster of requests (``asked_of``: the same request done right),
+    else against its own method; a failed case with none of these stays unlinked."""
     good: dict[str, list[str]] = {}
     for c in sorted(cases, key=lambda c: c.id):
         if c.outcome == "success":
             good.setdefault(method_key(c.actions), []).append(c.id)
     keep = {k: v for k, v in good.items() if len(v) >= min_successes}
     key_of = {i: k for k, ids in keep.items() for i in ids}
-    in_cluster: dict[str, Counter[str]] = {}
-    for i, k in key_of.items():
-        in_cluster.setdefault(cluster_of.get(i, i), Counter())[k] += 1
+    levels = [cluster_of, asked_of or {}]
+    votes_in: list[dict[str, Counter[str]]] = [{}, {}]
+    for level, found in zip(levels, votes_in, strict=True):
+        for i, k in key_of.items():
+            found.setdefault(level.get(i, i), Counter())[k] += 1
     against: dict[str, list[str]] = {k: [] for k in keep}
     for c in sorted(cases, key=lambda c: c.id):
         if c.outcome not in ("failure", "partial"):
             continue
-        votes = in_cluster.get(cluster_of.get(c.id, c.id))
-        if votes:
-            target = min(votes, key=lambda k: (-votes[k], -len(keep[k]), k))
-        else:
-            target = method_key(c.actions)
+        target = method_key(c.actions)
+        for level, found in zip(levels, votes_in, strict=True):
+            votes = found.get(level.get(c.id, c.id))
+            if votes:
+                target = min(votes, key=lambda k: (-votes[k], -len(keep[k]), k))
+                break
         if target in against:
             against[target].append(c.id)
     return [Method(k, keep[k], against[k])
             for k in sorted(keep, key=lambda k: (-len(keep[k]), k))]
+
+
+VERBS: dict[str, frozenset[str]] = {
+    "update": frozenset({"update", "change", "modify", "edit", "move", "switch", "upgrade",
+                         "downgrade", "adjust", "alter", "amend"}),
+    "cancel": frozenset({"cancel", "refund", "void", "annul"}),
+    "book": frozenset({"book", "reserve", "purchase", "buy"}),
+    "create": frozenset({"create", "make", "new", "open", "add"}),
+    "add": frozenset({"add", "include", "attach", "insert"}),
+    "delete": frozenset({"delete", "remove", "drop", "erase"}),
+    "remove": frozenset({"remove", "delete", "drop"}),
+    "send": frozenset({"send", "issue", "give", "compensate", "compensation"}),
+    "transfer": frozenset({"transfer", "escalate", "human", "representative"}),
+}
+"""Plain English verbs a request may use for a tool's first word (``update_...``: "change",
+"modify"): general vocabulary, not learned from any data."""
+_WORD = re.compile(r"[a-z]+")
+
+
+def _stem(word: str) -> str:
+    """Plural and third person off: "flights" -> "flight", "changes" -> "change"."""
+    for end in ("ies", "es", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)] + ("y" if end == "ies" else "e" if end == "es" else "")
+    return word
+
+
+def _vocabulary(tool: str) -> tuple[set[str], set[str]]:
+    """A tool's verbs (its first word and `VERBS`' synonyms) and its other words, stemmed."""
+    parts = [_stem(w.lower()) for w in _SPLIT.split(tool) if w]
+    if not parts:
+        return set(), set()
+    return ({_stem(v) for v in VERBS.get(parts[0], frozenset({parts[0]}))},
+            {p for p in parts[1:] if len(p) > 2})
+
+
+def named(request: str, steps: Sequence[SkillStep]) -> list[str]:
+    """The request's words that name what a skill's writes do: a write tool's verb or a plain
+    synonym of it (`VERBS`), or another word of its name ("cancel my flights" names
+    ``cancel_reservation`` by "cancel"; ``update_reservation_flights`` by "flights")."""
+    said = {w: _stem(w) for w in _WORD.findall(request.lower())}
+    found: list[str] = []
+    for s in steps:
+        if s.writes:
+            verbs, nouns = _vocabulary(s.tool)
+            found += [w for w, stem in said.items() if stem in verbs or stem in nouns]
+    return list(dict.fromkeys(found))
+
+
+def action_match(request: str, steps: Sequence[SkillStep]) -> float:
+    """How much of what a skill changes the request asks for, 0..1: the mean over its distinct
+    writes of 1 when the request says the write's verb (or a plain synonym, `VERBS`) and
+    another word of its name, 2/3 for the verb alone, 0 without the verb ("cancel my flights"
+    asks for ``cancel_reservation``, not ``update_reservation_flights``). A skill that also
+    changes what the request does not ask for scores lower: writes nobody asked for are not
+    recommended on the strength of one word."""
+    said = {_stem(w) for w in _WORD.findall(request.lower())}
+    tools = list(dict.fromkeys(s.tool for s in steps if s.writes))
+    if not tools:
+        return 0.0
+    total = 0.0
+    for tool in tools:
+        verbs, nouns = _vocabulary(tool)
+        if said & verbs:
+            total += 1.0 if said & nouns else 2 / 3
+    return total / len(tools)
+
+
+def _slots(step: SkillStep) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in step.slots.items()) or ", ".join(step.keys)
+
+
+def render(skill: Skill, counter: int = 3) -> str:
+    """A skill compactly, as a prompt gets it: its steps with their typed slots (``*`` changes
+    state), the checks to make before each write, its support, what failed runs of its kind did
+    differently (the ``counter`` most frequent, with counts; all are on the skill), when to use
+    it, and, on a search, why it came up."""
+    steps = " -> ".join(f"{s.tool}({_slots(s)}){'*' if s.writes else ''}"
+                        for s in skill.steps) or "no tool call"
+    lines = [f"steps: {steps} (* changes state; <slot>: a value of that type, from the request "
+             "or an earlier step)"]
+    checks: dict[str, list[str]] = {}
+    for c in skill.preconditions:
+        same = f" on the same {', '.join(c.same)}" if c.same else ""
+        checks.setdefault(c.before, []).append(f"{c.read}{same} ({c.support} of {c.of})")
+    lines += [f"before {w}: {'; '.join(found)}" for w, found in checks.items()]
+    lines.append(f"succeeded in {skill.successes} case(s), failed in {skill.failures}: "
+                 "evidence under the conditions seen, not a guarantee")
+    if skill.counter_evidence:
+        shown = [f"{c.count} of {c.of} {c.what}" for c in
+                 sorted(skill.counter_evidence, key=lambda c: -c.count)[:counter]]
+        rest = len(skill.counter_evidence) - len(shown)
+        lines.append("failed runs of this kind: " + "; ".join(shown)
+                     + (f" (and {rest} more)" if rest > 0 else ""))
+    elif skill.pitfalls:
+        lines.append("pitfalls: " + "; ".join(skill.pitfalls[:counter]))
+    lines.append(f"when to use: {skill.when_to_use}")
+    if skill.flagged:
+        lines.append(f"flagged: {skill.flag_reason}")
+    if skill.why is not None:
+        lines.append("why: " + explain(skill.why))
+    return "\n".join(lines)
+
+
+def explain(why: Recommendation) -> str:
+    """A recommendation in a line: the similarity, the words, the cases with their outcomes."""
+    parts = []
+    if why.similarity is not None:
+        parts.append(f"similarity {why.similarity:.2f} to the requests it served")
+    if why.words:
+        parts.append("the request says " + ", ".join(f'"{w}"' for w in why.words))
+    parts.append(f"{why.successes} successful and {why.failures} failed runs behind it")
+    cases = [f'{c.outcome} "{c.intent[:60]}"'
+             + (f" ({c.similarity:.2f})" if c.similarity is not None else "")
+             for c in why.cases[:2]]
+    if cases:
+        parts.append("e.g. " + "; ".join(cases))
+    return "; ".join(parts)

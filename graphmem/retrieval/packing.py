@@ -1,9 +1,9 @@
 """Packing the context an agent puts in its prompt (`POST /v1/context`): search results turned
-into units (messages, episodes, facts, and on request the best skill) with their sources, put in
+into units (messages, episodes, facts, and on request the top skills) with their sources, put in
 priority order, deduplicated and cut to a token budget, then rendered with a short evidence id
 (``e1`` .. ``eN``) on every line. Pure: no database, no model.
 
-Priority: the skill first when asked for (the method for the task at hand, one unit), then the
+Priority: the skills first when asked for (methods for the task at hand, best first), then the
 hits themselves (core), taking turns by unit (a message hit, a fact, an episode, the next
 message hit, ...: scores of different units are never compared), then the turns added around
 message hits, best first. A unit offered twice (same unit and id) is kept once. Units are then
@@ -32,7 +32,7 @@ from graphmem.models import (
     Units,
 )
 from graphmem.procedural.models import Skill
-from graphmem.procedural.skills import path
+from graphmem.procedural.skills import render
 from graphmem.retrieval.context import estimate_tokens, prompt_safe
 
 LABEL_TOKENS = estimate_tokens("[e1] ")
@@ -90,18 +90,12 @@ def pieces(result: SearchResult) -> tuple[list[Piece], list[Piece], list[Piece]]
 
 
 def skill_piece(skill: Skill) -> Piece:
-    """A skill as a unit: its name, ordered steps (tools with the argument keys that matter,
-    ``*`` for a step that changes state), support, when to use it and its pitfalls; it rests on
-    its supporting cases."""
-    lines = [f"steps: {path(skill.steps, keys=True)} (* changes state); succeeded in "
-             f"{skill.successes} case(s), failed in {skill.failures}: evidence under the "
-             "conditions seen, not a guarantee",
-             f"when to use: {skill.when_to_use}"]
-    if skill.pitfalls:
-        lines.append("pitfalls: " + "; ".join(skill.pitfalls[:3]))
-    if skill.flagged:
-        lines.append(f"flagged: {skill.flag_reason}")
-    return Piece(_item(unit="skill", id=skill.id, text="\n".join(lines), at=skill.valid_from,
+    """A skill as a unit, compactly (`graphmem.procedural.skills.render`): its name, ordered
+    steps with their typed slots (``*`` for a step that changes state), the checks before each
+    write, support, what failed runs of its kind did differently, when to use it, and why it
+    came up; it rests on its supporting cases."""
+    return Piece(_item(unit="skill", id=skill.id, text=skill.text or render(skill),
+                       at=skill.valid_from,
                        sources=[c.id for c in skill.cases], core=True, score=skill.score or 0.0,
                        rules=[], title=skill.name))
 
@@ -203,9 +197,9 @@ UNIT_SEARCHES: tuple[tuple[str, Units], ...] = (
     ("message", "messages"), ("fact", "observations"), ("episode", "episodes"))
 
 
-BestSkill = Callable[[], Skill | None]
-"""The best skill for the request, valid at its ``as_of``, or None (the service's skill search,
-started beside the unit searches)."""
+BestSkill = Callable[[], Sequence[Skill]]
+"""The top skills for the request, valid at its ``as_of``, best first (the service's skill
+search, started beside the unit searches)."""
 
 
 def build(searches: Searches, req: ContextRequest, method: Method,
@@ -213,7 +207,8 @@ def build(searches: Searches, req: ContextRequest, method: Method,
     """The packed context of ``req``: one search per unit asked for (messages with ``method``;
     facts valid at ``as_of`` and episodes with ``rrf``, or the single index ``method`` names),
     each of ``req.k`` hits, all handed to ``searches`` at once, and with unit ``skill`` the
-    ``best_skill`` valid at ``as_of``; then `prioritise` and `pack`. ``now`` stands in for a
+    top skills (``best_skill``) valid at ``as_of``; then `prioritise` and `pack`. ``now`` stands
+    in for a
     missing ``as_of``."""
     as_of = req.as_of or now
     found: dict[str, list[Piece]] = {"message": [], "fact": [], "episode": []}
@@ -236,8 +231,7 @@ def build(searches: Searches, req: ContextRequest, method: Method,
             report[-1]["trace"] = result.trace.model_dump(mode="json", exclude={"rounds"})
     skills: list[Piece] = []
     if "skill" in req.units and best_skill is not None:
-        skill = best_skill()
-        skills = [skill_piece(skill)] if skill is not None else []
+        skills = [skill_piece(skill) for skill in best_skill()]
         report.append({"unit": "skill", "method": "rrf", "found": len(skills)})
     candidates = prioritise(found["message"], found["fact"], found["episode"], skills)
     packed = pack(candidates, req.max_tokens, as_of)

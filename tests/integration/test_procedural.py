@@ -215,7 +215,8 @@ def test_context_brings_the_best_skill_with_its_cases(api: TestClient, memory: M
     out = res.json()
     first = out["items"][0]
     assert (first["unit"], first["evidence"], first["title"]) == ("skill", "e1", "cancel_order")
-    assert "get_order(order_id, user_id) -> cancel_order(order_id, user_id)*" in first["text"]
+    assert ("get_order(order_id: order id, user_id: user id) -> cancel_order(order_id: order id, "
+            "user_id: user id)*") in first["text"]
     assert "refund_order" in first["text"]  # the pitfall the failed run taught
     detail = api.get(f"/v1/skills/{first['id']}", headers=auth()).json()
     assert sorted(first["sources"]) == sorted(c["id"] for c in detail["supporting"])
@@ -231,6 +232,78 @@ def test_context_brings_the_best_skill_with_its_cases(api: TestClient, memory: M
     assert other["items"] == []  # another tenant: nothing
     bad = api.post("/v1/context", json={**ask, "units": ["skills"]}, headers=auth())
     assert bad.status_code == 422 and bad.json()["field"] == "units[0]"
+    api.delete(f"/v1/owners/{o}", headers=auth())
+
+
+def order_run(owner: str, n: int, outcome: str, path: list[str],
+              ask: str = "Please cancel my order") -> dict[str, Any]:
+    """A run of an order agent for customer n: ``path`` tools, each passed the customer's own
+    order id and user id (so a look-up before the write checks the very order it changes)."""
+    order, user = f"ORD-{1000 + n}", f"user_{n:03d}"
+    messages: list[dict[str, Any]] = [{"role": "user", "content": f"{ask}, I am {user}"}]
+    for i, tool in enumerate(path):
+        cid = f"o{n}-{i}"
+        args = {"order_id": order, "user_id": user}
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call(tool, args, cid)]},
+                     {"role": "tool", "tool_call_id": cid, "content": json.dumps(
+                         {"order_id": order, "status": "ok"})}]
+    messages.append({"role": "assistant", "content": "Done."})
+    return {"owner": owner, "started_at": f"2024-06-{n:02d}T12:00:00+00:00",
+            "messages": messages, "outcome": outcome}
+
+
+def test_a_skill_is_a_method_with_preconditions_and_counter_evidence_across_versions(
+        api: TestClient, memory: Memory) -> None:
+    """Runs of different customers give one skill with slots instead of their values, the check
+    its successful runs made before writing, and what its failed runs did differently, with
+    counts; later runs that take another path revise it (v2 SUPERSEDES v1), and the
+    counter-evidence stays."""
+    o = new_owner()
+    good = ["get_order", "cancel_order"]
+    batch = [order_run(o, 1, "success", good), order_run(o, 2, "success", good),
+             order_run(o, 3, "success", good),
+             order_run(o, 4, "failure", ["cancel_order"]),  # skipped the look-up
+             order_run(o, 5, "failure", ["get_order", "refund_order"])]  # did something else
+    assert api.post("/v1/traces", json={"traces": batch}, headers=auth()).status_code == 201
+    drain(memory, "tenant-a")
+    found = api.post("/v1/skills/search", json={"query": "I want to cancel an order",
+                                                "owner": o}, headers=auth()).json()["skills"]
+    assert [s["name"] for s in found] == ["cancel_order"]
+    v1 = found[0]
+    assert v1["steps"][1]["slots"] == {"order_id": "order id", "user_id": "user id"}
+    assert "ORD-1001" not in json.dumps(v1["steps"]) and "user_001" not in v1["text"]
+    assert [(c["before"], c["read"], c["same"], c["support"], c["of"])
+            for c in v1["preconditions"]] == [
+        ("cancel_order", "get_order", ["order id", "user id"], 3, 3)]
+    counts = {c["kind"]: (c["count"], c["of"]) for c in v1["counter_evidence"]}
+    assert counts["skipped_check"] == (1, 2) and counts["extra_write"] == (1, 2)
+    assert (v1["successes"], v1["failures"]) == (3, 2)
+    why = v1["why"]
+    assert why["similarity"] > 0.5 and why["words"] == ["cancel", "order"]
+    assert why["ranks"]["action"] == 1 and {c["outcome"] for c in why["cases"]} == {"success"}
+    assert all(c["similarity"] is not None for c in why["cases"])
+    assert "before cancel_order: get_order on the same order id, user id (3 of 3)" in v1["text"]
+
+    ctx = api.post("/v1/context", json={"query": "cancel my order", "owner": o,
+                                        "units": ["skill"]}, headers=auth()).json()
+    assert "before cancel_order: get_order on the same order id" in ctx["context"]
+    assert "1 of 2 called cancel_order without calling get_order before it" in ctx["context"]
+
+    newer = [order_run(o, n, "success", ["get_order", "check_policy", "cancel_order"])
+             for n in (6, 7, 8, 9)]
+    assert api.post("/v1/traces", json={"traces": newer}, headers=auth()).status_code == 201
+    drain(memory, "tenant-a")
+    hist = api.get(f"/v1/skills/{v1['id']}/history", headers=auth()).json()
+    assert [s["version"] for s in hist["skills"]] == [1, 2]
+    assert hist["supersessions"][0]["of"] == v1["id"]
+    assert "check_policy" in hist["supersessions"][0]["reason"]
+    v2 = hist["skills"][1]
+    assert (v2["successes"], v2["failures"]) == (7, 2)
+    assert {c["kind"] for c in v2["counter_evidence"]} >= {"skipped_check", "extra_write"}
+    old = api.get(f"/v1/skills/{v1['id']}", headers=auth()).json()
+    assert len(old["supporting"]) == 3 and len(old["contradicting"]) == 2  # history kept
+    assert [c["kind"] for c in old["skill"]["counter_evidence"]] == [
+        c["kind"] for c in v1["counter_evidence"]]
     api.delete(f"/v1/owners/{o}", headers=auth())
 
 

@@ -50,3 +50,71 @@ def test_recall_counts_the_gold_writes_among_the_skills_steps() -> None:
     assert tau.covered(gold, []) == 0.0
     assert tau.best_single(gold, [_skill("get_user"), cancel, book]) == 0.5
     assert tau.best_single(gold, []) == 0.0
+
+
+def test_precision_is_the_share_of_recommended_writes_the_task_makes() -> None:
+    from graphmem.bench import tau_scoring as score
+
+    gold = {"cancel_reservation"}
+    cancel, book = _skill("get_user", "cancel_reservation"), _skill("book_reservation")
+    assert score.precision(gold, [cancel]) == 1.0
+    assert score.precision(gold, [cancel, book]) == 0.5
+    assert score.precision(gold, [_skill("get_user")]) is None  # nothing recommended
+    assert score.precision(gold, []) is None
+
+
+def test_the_ceiling_is_the_best_choice_of_k_skills_formed() -> None:
+    from graphmem.bench import tau_scoring as score
+
+    gold = {"cancel_reservation", "book_reservation", "update_reservation_flights"}
+    skills = [_skill("get_user"), _skill("cancel_reservation"), _skill("book_reservation"),
+              _skill("cancel_reservation", "book_reservation")]
+    assert score.best_of(gold, skills, 1) == 2 / 3
+    assert score.best_of(gold, skills, 3) == 2 / 3  # no skill updates flights
+    assert score.best_of(gold, skills[:3], 2) == 2 / 3 and score.best_of(gold, [], 3) == 0.0
+
+
+def test_tasks_filter_and_labels() -> None:
+    from graphmem.bench import tau_scoring as score
+
+    assert score.parse_tasks("0-2,7") == {0, 1, 2, 7} and score.parse_tasks(None) is None
+    runs = [_run(t, "u", ["cancel_reservation"]) for t in range(5)]
+    assert [r["task_id"] for r in score.select(runs, {1, 3})] == [1, 3]
+    assert score.labels_of(_run(4, "omar", ["get_user_details", "cancel_reservation",
+                                            "book_reservation"])) == {
+        "task": "4", "kind": "book_reservation,cancel_reservation", "customer": "omar"}
+    try:
+        score.parse_tasks("a-b")
+    except ValueError as exc:
+        assert "0-14" in str(exc)
+    else:
+        raise AssertionError("a bad range is refused")
+
+
+def test_the_weight_is_chosen_on_the_training_runs_and_scored_on_the_test_runs() -> None:
+    from graphmem.bench import tau_scoring as score
+
+    def row(task: float, kind: float, customer: float) -> dict[str, Any]:
+        ari = {"task": task, "kind": kind, "customer": customer}
+        return {"clusters": 3, "ari": ari, "margin": score.margin(ari)}
+
+    train = {"0": row(0.5, 0.4, 0.3), "0.5": row(0.9, 0.6, 0.4)}
+    test = {"0": row(0.2, 0.2, 0.1), "0.5": row(0.1, 0.1, 0.5)}
+    got = score.cross_validated(train, test)
+    assert got["weight"] == 0.5 and got["test"] == test["0.5"]  # what it scores, good or bad
+    assert score.margin({"task": 0.7, "kind": 0.6, "customer": 0.2}) == 0.6 - 0.2
+
+
+def test_summary_weighs_every_query_alike() -> None:
+    per_task = {"1": {"gold": ["a"], "queries": 1, "ceiling": {"1": 1.0, "3": 1.0},
+                      "recall_1": 1.0, "recall_3": 1.0, "precision_1": [1.0],
+                      "precision_3": [0.5]},
+                "2": {"gold": ["b"], "queries": 3, "ceiling": {"1": 0.0, "3": 1.0},
+                      "recall_1": 0.0, "recall_3": 1.0, "precision_1": [0.0, 0.0],
+                      "precision_3": [1 / 3, 1 / 3, 1 / 3]}}
+    got = tau.summary(per_task, 2, [1.0, 2.0])
+    assert got["action_recall"] == {"1": 0.25, "3": 1.0}
+    assert got["ceiling"] == {"1": 0.25, "3": 1.0} and got["best_available"] == 0.25
+    assert got["precision"]["1"] == 1 / 3 and got["precision_queries"] == {"1": 3, "3": 4}
+    assert got["queries"] == 4 and got["tasks_without_writes"] == 2
+    assert got["per_task"]["1"]["precision"] == {"1": 1.0, "3": 0.5}

@@ -224,9 +224,9 @@ def test_a_skill_comes_first_and_rests_on_its_cases() -> None:
 def test_build_adds_the_best_skill_only_when_asked() -> None:
     calls: list[int] = []
 
-    def best() -> Skill | None:
+    def best() -> list[Skill]:
         calls.append(1)
-        return _skill()
+        return [_skill()]
 
     def search(reqs: Sequence[SearchRequest]) -> list[SearchResult]:
         return [_result(r) for r in reqs]
@@ -239,5 +239,5 @@ def test_build_adds_the_best_skill_only_when_asked() -> None:
     assert out.trace is not None and out.trace.searches[-1] == {
         "unit": "skill", "method": "rrf", "found": 1}
     none = build(search, ContextRequest(query="q", owner="o", units=["skill"]), "rrf_expand",
-                 AS_OF, lambda: None)
+                 AS_OF, list)
     assert none.items == [] and none.context == ""

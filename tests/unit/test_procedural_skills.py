@@ -17,14 +17,11 @@ from graphmem.procedural.cases import (
     written_values,
 )
 from graphmem.procedural.clustering import (
-    EDGE_AT,
-    NEAREST_AT,
     Point,
     adjusted_rand_index,
     cluster,
     collapse,
     lcs,
-    similarity,
 )
 from graphmem.procedural.models import Action, Step
 
@@ -97,21 +94,14 @@ def test_collapse_and_ari() -> None:
 
 def test_clusters_are_deterministic_and_group_alike_cases() -> None:
     pts = [Point(f"c{i}", [1.0, 0.0] if i < 3 else [0.0, 1.0],
-                 ["get", "cancel"] if i < 3 else ["search", "book"],
-                 ["cancel"] if i < 3 else ["book"]) for i in range(6)]
+                 [a("get"), a("cancel")] if i < 3 else [a("search"), a("book")])
+           for i in range(6)]
     first = cluster(pts)
     assert first == cluster(list(reversed(pts)))
     assert sorted(first) == [["c0", "c1", "c2"], ["c3", "c4", "c5"]]
-
-
-def test_a_stray_joins_its_nearest_case_when_similar_enough() -> None:
-    group = [Point(f"c{i}", [1.0, 0.0], ["get", "cancel"], ["cancel"]) for i in range(3)]
-    stray = Point("stray", [0.45, (1 - 0.45**2) ** 0.5], ["search", "book"], ["book"])
-    far = Point("far", [-1.0, 0.0], ["think"], [])
-    assert EDGE_AT > similarity(stray, group[0]) > NEAREST_AT  # 0.7 * 0.45, no action in common
-    assert sorted(cluster([*group, stray, far])) == [["c0", "c1", "c2", "stray"], ["far"]]
-    assert sorted(cluster([*group, stray, far], nearest_at=1.0)) == [
-        ["c0", "c1", "c2"], ["far"], ["stray"]]
+    assert cluster([]) == [] and cluster(pts[:1]) == [["c0"]]
+    assert cluster(pts[:2]) == [["c0", "c1"]]  # two alike: together
+    assert sorted(cluster([pts[0], pts[3]])) == [["c0"], ["c3"]]
 
 
 def test_consensus_keeps_the_majority_steps_in_order_with_common_keys() -> None:
@@ -181,3 +171,109 @@ def test_methods_group_successes_by_what_they_changed_across_clusters() -> None:
     assert sk.spoken("update_reservation_flights") == "update reservation flights"
     assert sk.methods(cases, clusters, min_successes=2)[0].key == "cancel_x"
     assert len(sk.methods(cases, clusters, min_successes=2)) == 1
+
+
+def w(tool: str, slots: dict[str, str] | None = None, checked: list[str] | None = None,
+      ) -> Action:
+    """A write with its typed slots and the reads that checked its value."""
+    return Action(tool=tool, keys=sorted(slots or {}), writes=True, slots=slots or {},
+                  checked=checked or [])
+
+
+def r(tool: str) -> Action:
+    return Action(tool=tool, keys=["reservation_id"], writes=False,
+                  slots={"reservation_id": "reservation id"})
+
+
+RES = {"reservation_id": "reservation id"}
+CHECK = ["get_reservation:reservation id"]
+
+
+def test_steps_keep_the_slots_every_aligned_call_passed() -> None:
+    good = [[r("get_reservation"), w("cancel_x", {**RES, "reason": "text"}, CHECK)],
+            [r("get_reservation"), w("cancel_x", RES, CHECK)]]
+    steps = sk.consensus(good)
+    assert steps[1].slots == RES and steps[0].slots == RES
+
+
+def test_preconditions_are_the_reads_most_successful_runs_made_before_writing() -> None:
+    good = [[r("get_user"), r("get_reservation"), w("cancel_x", RES, CHECK)],
+            [r("get_reservation"), w("cancel_x", RES, CHECK)],
+            [r("get_reservation"), r("search"), w("cancel_x", RES)]]
+    steps = sk.consensus(good)
+    found = sk.preconditions(steps, good)
+    assert [(c.before, c.read, c.same, c.support, c.of) for c in found] == [
+        ("cancel_x", "get_reservation", ["reservation id"], 3, 3)]  # get_user: 1 of 3, dropped
+
+
+def test_counter_evidence_counts_what_failed_runs_did_differently_and_keeps_it_all() -> None:
+    good = [[r("get_reservation"), w("cancel_x", RES, CHECK)],
+            [r("get_reservation"), w("cancel_x", RES, CHECK)]]
+    steps = sk.consensus(good)
+    checks = sk.preconditions(steps, good)
+    bad = [("f1", [w("cancel_x", RES)]),                          # skipped the check
+           ("f2", [r("get_reservation"), w("cancel_x", {})]),     # left the slot out
+           ("f3", [r("get_reservation"), w("book_y", RES)]),      # another write, not cancel
+           ("f4", [r("get_reservation")]),                        # changed nothing
+           ("f5", [r("get_reservation"), w("cancel_x", RES), w("cancel_x", RES)]),
+           ("f6", [r("get_reservation"), w("cancel_x", RES, CHECK)])]  # the same steps
+    found = sk.counter_evidence(steps, checks, good, bad)
+    got = [(c.kind, c.count, c.of, c.cases) for c in found]
+    assert got == [
+        ("extra_write", 1, 6, ["f3"]),
+        ("missing_write", 2, 6, ["f3", "f4"]),
+        ("no_change", 1, 6, ["f4"]),
+        ("skipped_check", 1, 6, ["f1"]),
+        ("other_slots", 1, 6, ["f2"]),
+        ("repeated_write", 1, 6, ["f5"]),
+        ("same_steps", 1, 6, ["f6"])]
+    assert found[0].what == "called book_y, which the successful runs did not"
+    assert found[3].what == "called cancel_x without calling get_reservation before it"
+    assert sum(c.count for c in found) >= len(bad)  # every failed run is accounted for
+    assert sk.counter_evidence(steps, checks, good, []) == []
+
+
+def test_a_skill_renders_compactly_with_slots_checks_and_counter_evidence() -> None:
+    from graphmem.procedural.models import CaseMatch, Recommendation, Skill
+
+    good = [[r("get_reservation"), w("cancel_x", RES, CHECK)]] * 2
+    steps = sk.consensus(good)
+    checks = sk.preconditions(steps, good)
+    against = sk.counter_evidence(steps, checks, good, [("f1", [w("cancel_x", RES)])])
+    skill = Skill(id="s", lineage="s", version=1, owner="o", name="cancel_x", description="d",
+                  when_to_use='Requests like "cancel it"', steps=steps, successes=2, failures=1,
+                  valid_from=T0, recorded_at=T0, preconditions=checks, counter_evidence=against,
+                  why=Recommendation(similarity=0.61, words=["cancel"], successes=2, failures=1,
+                                     cases=[CaseMatch(id="c1", intent="cancel it",
+                                                      outcome="success", similarity=0.7)]))
+    text = sk.render(skill)
+    assert ("steps: get_reservation(reservation_id: reservation id) -> cancel_x(reservation_id: "
+            "reservation id)*") in text
+    assert ("before cancel_x: get_reservation on the same reservation id (2 of 2)") in text
+    assert "1 of 1 called cancel_x without calling get_reservation before it" in text
+    assert 'why: similarity 0.61' in text and '"cancel"' in text and 'success "cancel it"' in text
+
+
+def test_a_request_asks_for_a_skill_by_its_writes_verb() -> None:
+    cancel = sk.consensus([[r("get_reservation"), w("cancel_reservation", RES)]])
+    change = sk.consensus([[w("update_reservation_flights", RES)]])
+    both = sk.consensus([[w("cancel_reservation", RES), w("update_reservation_flights", RES)]])
+    ask = "I would like to cancel all of my upcoming flights"
+    assert sk.action_match(ask, cancel) == 2 / 3  # the verb, not "reservation"
+    assert sk.action_match(ask, change) == 0.0    # "flights" alone asks for no change
+    assert sk.action_match(ask, both) == 1 / 3    # half of what it changes was asked for
+    assert sk.action_match("Please modify my flights", change) == 1.0
+    assert sk.action_match("anything", []) == 0.0
+    assert sk.named(ask, cancel) == ["cancel"] and sk.named(ask, change) == ["flights"]
+
+
+def test_a_failed_case_alone_in_its_cluster_counts_against_what_its_request_got() -> None:
+    def view(id_: str, outcome: str, *tools: str) -> sk.CaseView:
+        return sk.CaseView(id_, "req", [a(t) for t in tools], outcome, T0)
+
+    cases = [view("c1", "success", "get_x", "cancel_x"), view("c2", "success", "cancel_x"),
+             view("f1", "failure", "get_x", "refund_x")]
+    by_procedure = {"c1": "p1", "c2": "p1", "f1": "p2"}
+    assert sk.methods(cases, by_procedure)[0].contradicting == []  # refund_x: no such skill
+    asked = {"c1": "q1", "c2": "q1", "f1": "q1"}  # it asked what c1 and c2 were asked
+    assert sk.methods(cases, by_procedure, asked_of=asked)[0].contradicting == ["f1"]

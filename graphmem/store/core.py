@@ -391,6 +391,10 @@ class Store:
         if (built := self.embedding_meta()) is not None:
             _check_model(built, model, dimensions)
         existing = self.run("queries/index_states")
+        # The uniqueness constraints before anything MERGEs a node: two processes starting on a
+        # new database would otherwise both create the migrations' GraphMeta marker, and the
+        # constraint could never be made after.
+        self.run_statements("schema/01_constraints", dimensions=dimensions)
         scope.migrate(self, existing)  # fulltext indexes built before the scope: backfill, drop
         metadata.migrate(self)  # messages stored before metadata filters: their pairs
         for name in cypher.names("schema"):

@@ -126,23 +126,37 @@ def test_an_owners_own_derived_ids_still_make_retries_idempotent(keyed: dict[str
         assert again.status_code == 201 and again.json()["duplicates"] == 1, again.text
 
 
-def test_over_mcp_another_owners_ids_tell_nothing(mcp_url: str) -> None:
+TOOLS = {"messages": ("add_messages", "m-"), "observations": ("record_facts", "o-"),
+         "traces": ("add_traces", "tr-")}
+"""List name -> (the MCP tool that writes it, the prefix of derived ids)."""
+
+
+def _mcp_ids(result: Any) -> list[str]:
+    data = result.structured_content
+    rows = data["result"] if isinstance(data, dict) and "result" in data else data
+    return list(rows["ids"]) if isinstance(rows, dict) else [r["id"] for r in rows]
+
+
+@pytest.mark.parametrize("name", list(TOOLS))
+def test_over_mcp_another_owners_ids_tell_nothing(mcp_url: str, name: str) -> None:
+    tool, prefix = TOOLS[name]
+    make = WRITES[name][1]
     bob = owner()
     theirs, mine = f"mcp-{uuid.uuid4().hex}", f"mcp-{uuid.uuid4().hex}"
 
     async def store(client: Client) -> Any:
-        return await client.call_tool("add_messages", {"messages": [
-            _message(bob, theirs, "bob's turn"), _message(bob, None, "bob's other turn"),
-            _message(ONE_OWNER, mine, "my turn")]})
+        return await client.call_tool(tool, {name: [
+            make(bob, theirs, "bob's turn"), make(bob, None, "bob's other turn"),
+            make(ONE_OWNER, mine, "my turn")]})
 
     stored = over_http(mcp_url, "key-a", store)
     assert not stored.is_error, stored
-    derived = stored.structured_content["ids"][1]
+    derived = _mcp_ids(stored)[1]
+    assert derived.startswith(prefix)
 
     def send(id_: str) -> str:
         async def work(client: Client) -> Any:
-            return await client.call_tool("add_messages", {"messages": [
-                _message(ONE_OWNER, id_, "something else")]})
+            return await client.call_tool(tool, {name: [make(ONE_OWNER, id_, "else")]})
 
         result = over_http(mcp_url, "key-a-one-owner", work)
         assert result.is_error
@@ -151,4 +165,4 @@ def test_over_mcp_another_owners_ids_tell_nothing(mcp_url: str) -> None:
 
     assert send(theirs) == send(mine).replace(mine, theirs)
     assert "already in use" in send(theirs)
-    assert send(derived) == send(derived[:2] + uuid.uuid4().hex)
+    assert send(derived) == send(prefix + uuid.uuid4().hex)

@@ -22,6 +22,10 @@ Conventions (days are calendar days in UTC; a reference must be timezone-aware):
   the previous year's (memory is mostly about the past); "last May" is the most recent May strictly
   before the reference month, "next May" the first one strictly after it, "this May" the one of the
   reference year. A day without a year ("May 7th", "8 May") takes the year nearest the reference.
+* In a future-looking sentence (one with "will", "'ll", "going to", "plan", "want to", "hope to",
+  "looking forward", "can't wait", "upcoming", "booked", "let's", "remind me"...: `_FUTURE`; or
+  "is in May", "is on May 7") "in/during May" and a day without a year are the coming ones: "Plan
+  a trip to Lisbon in March" said on 2026-01-10 is 2026-03, and said in March 2026 still 2026-03.
 * Seasons are northern, three months each (winter = Dec..Feb): "last summer" is the latest one
   over before the reference month, "next summer" the first starting after the reference day,
   "this summer" the one containing the reference day, else the one starting in its year.
@@ -154,6 +158,18 @@ def _nearest_year(ref: date, month: int, day: int) -> date | None:
     return min(candidates, key=lambda d: (abs(d - ref), d > ref), default=None)
 
 
+def _next_on_or_after(ref: date, month: int, day: int) -> date | None:
+    """The first (month, day) on or after ``ref`` (within four years: 29 February)."""
+    for year in range(ref.year, ref.year + 5):
+        try:
+            candidate = date(year, month, day)
+        except ValueError:
+            continue
+        if candidate >= ref:
+            return candidate
+    return None
+
+
 def _word_ok(word: str) -> bool:
     """Ambiguous words ("may", "march", "sat") count only when capitalised."""
     return word.lower() not in _NEED_CAPITAL or word[:1].isupper()
@@ -224,6 +240,26 @@ def _relative_season(m: re.Match[str], ref: date) -> _Hit:
     return current[0] if current else next(s for s in seasons if s.first.year == ref.year)
 
 
+# Words that make a sentence look ahead: a month or day without a year in it is the coming one.
+_FUTURE = re.compile(
+    r"\b(?:will|shall|gonna|going\s+to|plan|plans|planning|want\s+to|wanna|hope\s+to|"
+    r"hoping\s+to|like\s+to|love\s+to|intend|intends|aim\s+to|looking\s+forward|can['’]?t\s+wait|"
+    r"cannot\s+wait|upcoming|coming\s+up|booked|scheduled|due(?!\s+to)|let['’]?s|remind|"
+    r"reminder|thinking\s+(?:of|about))\b|['’]ll\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+_IS_BEFORE = re.compile(r"\b(?:is|are)\s+(?:on\s+)?$", re.IGNORECASE)  # "the wedding is in March"
+
+
+def _future_looking(m: re.Match[str]) -> bool:
+    """Does the sentence holding the match look ahead (`_FUTURE`, or "is in May")?"""
+    text = m.string
+    if _IS_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+        return True
+    start = max((e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
+    stop = _SENTENCE_END.search(text, m.end())
+    return _FUTURE.search(text, start, stop.start() if stop else len(text)) is not None
+
+
 def _relative_month(m: re.Match[str], ref: date) -> _Hit | None:
     if not _word_ok(m["mon"]):
         return None
@@ -234,7 +270,9 @@ def _relative_month(m: re.Match[str], ref: date) -> _Hit | None:
         year = ref.year if month > ref.month else ref.year + 1
     elif rel == "this":
         year = ref.year
-    else:  # in, during
+    elif _future_looking(m):  # in, during: the coming one
+        year = ref.year if month >= ref.month else ref.year + 1
+    else:  # in, during: the latest one
         year = ref.year if month <= ref.month else ref.year - 1
     return _Hit(*_month_range(year, month), "month")
 
@@ -252,6 +290,8 @@ def _day_month(m: re.Match[str], ref: date) -> _Hit | None:
             day: date | None = date(int(m["year"]), month, number)
         except ValueError:  # not in the calendar: "31 April 2023"
             return None
+    elif _future_looking(m):
+        day = _next_on_or_after(ref, month, number)
     else:
         day = _nearest_year(ref, month, number)
     return None if day is None else _Hit(day, day, "day")

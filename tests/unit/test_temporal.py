@@ -143,6 +143,50 @@ def test_week_edges_on_a_sunday(text: str, label: str) -> None:
     assert only(text, SUNDAY).label == label
 
 
+JANUARY = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)  # a Saturday
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        # a month without a year in a future-looking sentence is the coming one
+        ("Plan a trip to Lisbon in March", "2026-03"),
+        ("I'll be in Porto in January", "2026-01"),  # the current month is still coming
+        ("We're going to Japan in October.", "2026-10"),
+        ("planning to repaint the kitchen during April", "2026-04"),
+        ("Can't wait for the concert in August!", "2026-08"),
+        ("Remind me to renew my passport in June", "2026-06"),
+        ("My sister's wedding is in March.", "2026-03"),
+        ("We will fly out on December 20", "2026-12-20"),
+        ("The party is on December 20", "2026-12-20"),
+        ("booked the cabin for Feb 3", "2026-02-03"),
+        # said of the past, or plainly: the latest one, as before
+        ("I went to Lisbon in March", "2025-03"),
+        ("I read a book in March", "2025-03"),
+        ("It rained in March, due to the storm", "2025-03"),
+        ("I flew home on December 20", "2025-12-20"),
+        ("We met on January 3", "2026-01-03"),
+        # a year, or last/next/this, says which one whatever the sentence
+        ("I will go in March 2025", "2025-03"),
+        ("we'll talk about last March", "2025-03"),
+    ],
+)
+def test_a_month_in_a_future_looking_sentence_is_the_coming_one(text: str, label: str) -> None:
+    assert only(text, JANUARY).label == label
+
+
+def test_looking_ahead_is_read_per_sentence() -> None:
+    text = "I was in Lisbon in March. Next time I will go in May!"
+    assert [e.label for e in find_expressions(text, JANUARY)] == ["2025-03", "2026-05"]
+    assert annotate("Plan a trip to Lisbon in March", JANUARY) == (
+        "Plan a trip to Lisbon in March [2026-03]")
+
+
+def test_leap_day_looking_ahead_takes_the_next_leap_year() -> None:
+    ref = datetime(2025, 3, 2, tzinfo=UTC)
+    assert [e.label for e in find_expressions("we will meet on Feb 29", ref)] == ["2028-02-29"]
+
+
 def test_leap_day_without_a_year_takes_the_nearest_leap_year() -> None:
     """A day without a year is resolved against the reference, never against the day the code
     runs: 29 February exists only in leap years."""

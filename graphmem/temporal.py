@@ -23,7 +23,7 @@ Conventions (days are calendar days in UTC; a reference must be timezone-aware):
   before the reference month, "next May" the first one strictly after it, "this May" the one of the
   reference year. A day without a year ("May 7th", "8 May") takes the year nearest the reference.
 * In a future-looking sentence (one with "will", "'ll", "going to", "plan", "want to", "hope to",
-  "looking forward", "can't wait", "upcoming", "booked", "let's", "remind me"...: `_FUTURE`; or
+  "looking forward", "can't wait", "upcoming", "booked", "let's", "I'm flying"...: `_FUTURE`; or
   "is in May", "is on May 7") "in/during May" and a day without a year are the coming ones: "Plan
   a trip to Lisbon in March" said on 2026-01-10 is 2026-03, and said in March 2026 still 2026-03.
 * Seasons are northern, three months each (winter = Dec..Feb): "last summer" is the latest one
@@ -245,7 +245,9 @@ _FUTURE = re.compile(
     r"\b(?:will|shall|gonna|going\s+to|plan|plans|planning|want\s+to|wanna|hope\s+to|"
     r"hoping\s+to|like\s+to|love\s+to|intend|intends|aim\s+to|looking\s+forward|can['’]?t\s+wait|"
     r"cannot\s+wait|upcoming|coming\s+up|booked|scheduled|due(?!\s+to)|let['’]?s|remind|"
-    r"reminder|thinking\s+(?:of|about))\b|['’]ll\b", re.IGNORECASE)
+    r"reminder|soon|thinking\s+(?:of|about))\b|['’]ll\b|"
+    r"(?:\bam|['’]m|\bare|['’]re|\bis)\s+(?!\w+ing\s+back)\w+ing\b",  # "I'm flying to Rome in May"
+    re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _IS_BEFORE = re.compile(r"\b(?:is|are)\s+(?:on\s+)?$", re.IGNORECASE)  # "the wedding is in March"
 

@@ -160,9 +160,11 @@ JANUARY = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)  # a Saturday
         ("We will fly out on December 20", "2026-12-20"),
         ("The party is on December 20", "2026-12-20"),
         ("booked the cabin for Feb 3", "2026-02-03"),
+        ("I'm training for the Porto half marathon in May.", "2026-05"),
         # said of the past, or plainly: the latest one, as before
         ("I went to Lisbon in March", "2025-03"),
         ("I read a book in March", "2025-03"),
+        ("I was training for the race in May", "2025-05"),
         ("It rained in March, due to the storm", "2025-03"),
         ("I flew home on December 20", "2025-12-20"),
         ("We met on January 3", "2026-01-03"),

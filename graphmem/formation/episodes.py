@@ -70,14 +70,18 @@ class ExtractiveNarrator:
 
 
 def occurred(turns: Sequence[Turn]) -> tuple[datetime, datetime]:
-    """When the episode's events happened: the span of the specific dates (a day or a week) its
-    messages mention, else the span of the messages themselves. Vague mentions ("last year",
-    "in 2016") describe background, not the episode, and are left out."""
+    """When the episode's events happened: the span of the specific past days its messages
+    mention ("yesterday", "last Friday", "on 3 May"), else the span of the messages themselves.
+    Wider or vague mentions ("last week", "last year", "in 2016", "a few days ago") name no day
+    and describe background: a chat of 14 February saying "last week was busy" happened on 14
+    February, not on the Monday of the week before. Days after the message's own day are plans
+    ("next Friday"), not what happened, and are left out too."""
     days: list[tuple[date, date]] = []
     for t in turns:
+        said = t.timestamp.astimezone(UTC).date()
         found = temporal.find_expressions(t.text, t.timestamp)
         days.extend((x.first_day, x.last_day) for x in found
-                    if x.granularity in ("day", "week") and not x.approximate)
+                    if x.granularity == "day" and not x.approximate and x.first_day <= said)
     if not days:
         return turns[0].timestamp, turns[-1].timestamp
     first = min(d[0] for d in days)

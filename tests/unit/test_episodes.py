@@ -124,11 +124,29 @@ def test_yesterday_is_that_day_until_next_midnight() -> None:
     assert (start, end) == (datetime(2023, 5, 7, tzinfo=UTC), datetime(2023, 5, 8, tzinfo=UTC))
 
 
-def test_week_mentions_count_and_mentions_are_hulled() -> None:
+def test_day_mentions_are_hulled_and_week_mentions_name_no_day() -> None:
     start, end = occurred([turn(0, "Last week was busy."), turn(1, "And yesterday too.")])
-    assert (start, end) == (datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 8, tzinfo=UTC))
+    assert (start, end) == (datetime(2023, 5, 7, tzinfo=UTC), datetime(2023, 5, 8, tzinfo=UTC))
     start, end = occurred([turn(0, "We met on May 3rd and again last Friday.")])
     assert (start, end) == (datetime(2023, 5, 3, tzinfo=UTC), datetime(2023, 5, 6, tzinfo=UTC))
+
+
+def test_a_chat_mentioning_last_week_happened_when_it_was_held() -> None:
+    """A 14 February chat that mentions "last week" in passing happened on 14 February: the
+    Monday of the week before (2026-02-02) is no day anything happened on."""
+    at = datetime(2026, 2, 14, 19, 0, tzinfo=UTC)
+    episode = [turn(0, "Happy Valentine's! Last week was hectic at work.", at=at),
+               turn(1, "Same here. Dinner tonight?", at=at + timedelta(seconds=60)),
+               turn(2, "Yes, and a walk along the river after.", at=at + timedelta(seconds=120))]
+    assert occurred(episode) == (datetime(2026, 2, 14, tzinfo=UTC),
+                                 datetime(2026, 2, 15, tzinfo=UTC))
+    d = draft(episode, ExtractiveNarrator())
+    assert d.occurred_at.date().isoformat() == "2026-02-14"
+
+
+def test_plans_do_not_date_what_happened() -> None:
+    episode = [turn(0, "Let's hike next Saturday and go to Lisbon on May 20."), turn(1, "Deal!")]
+    assert occurred(episode) == (episode[0].timestamp, episode[-1].timestamp)
 
 
 def test_each_message_resolves_against_its_own_time() -> None:
@@ -144,6 +162,8 @@ def test_each_message_resolves_against_its_own_time() -> None:
     "That was last May.",
     "I started a few days ago.",
     "We met a couple of weeks ago.",
+    "Two weeks ago was a mess.",
+    "This week has been calm.",
 ])
 def test_vague_mentions_are_ignored(text: str) -> None:
     episode = [turn(0, text), turn(1, "Nice!"), turn(2, "Indeed.")]

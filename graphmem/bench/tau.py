@@ -6,7 +6,9 @@ clusters and skills out, and skills retrieved for new requests (scoring: `tau_sc
 * formation (no LLM): cases of every trace, then clusters and skills; seconds.
 * clustering: ARI of the clusters against the task, the kind (tasks sharing one set of write
   actions) and the customer (tau-bench gives some customers several requests); the same for
-  every request weight of `graphmem.procedural.clustering.REQUEST_WEIGHTS` (``weights``).
+  every request weight of `graphmem.procedural.clustering.REQUEST_WEIGHTS` (``weights``), and
+  for reference the grouping by the set of writes each run made (``writes_made``: what a
+  grouping by what was done can reach against labels of what should have been done).
 * retrieval: each held-out task's runs' first user messages are the queries; scored: the share
   of the task's ground-truth write actions among the steps of the top skill (k=1) and of the top
   three (k=3), the precision of the writes those skills recommend, and the ceiling (a perfect
@@ -124,12 +126,14 @@ def clustering(mem: Memory, tenant: str, owner: str,
     skills = [skill_of.get(c["id"]) or c["id"] for c in cases]
     labels = [truth[c["id"]] for c in cases]
     ari = score.aris(labels, found)
+    made = [",".join(sorted(set(c["writes"] or []))) for c in cases]
     return {"cases": len(cases), "clusters": len(set(found)),
             "tasks": len({t["task"] for t in labels}), "kinds": len({t["kind"] for t in labels}),
             "customers": len({t["customer"] for t in labels}),
             "ari": {**ari, "customer_bound": adjusted_rand_index(
                         [t["task"] for t in labels], [t["customer"] for t in labels]),
                     "kind_skills": adjusted_rand_index([t["kind"] for t in labels], skills)},
+            "writes_made": score.aris(labels, made),
             "weights": score.weight_grid(score.points_of(cases), truth, REQUEST_WEIGHTS)}
 
 

@@ -102,7 +102,9 @@ def test_the_weight_is_chosen_on_the_training_runs_and_scored_on_the_test_runs()
     test = {"0": row(0.2, 0.2, 0.1), "0.5": row(0.1, 0.1, 0.5)}
     got = score.cross_validated(train, test)
     assert got["weight"] == 0.5 and got["test"] == test["0.5"]  # what it scores, good or bad
-    assert score.margin({"task": 0.7, "kind": 0.6, "customer": 0.2}) == 0.6 - 0.2
+    assert score.margin({"task": 0.7, "kind": 0.6, "customer": 0.2}) == 0.7 + 0.6 - 0.2
+    assert score.margin({"task": 0.0, "kind": 0.0, "customer": 0.0}) < score.margin(
+        {"task": 0.5, "kind": 0.3, "customer": 0.4})  # grouping nothing does not win
 
 
 def test_summary_weighs_every_query_alike() -> None:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 
 from graphmem.client import calls
 from graphmem.client.base import DEFAULT_TIMEOUT, Retry, httpx_options, no_answer, result
+from graphmem.procedural.models import Units as SkillUnits
 from graphmem.wire import (
     AnswerRequest,
     AnswerResult,
@@ -20,7 +21,9 @@ from graphmem.wire import (
     CaseDetail,
     ContextRequest,
     ContextResult,
+    ContextUnit,
     DeleteReport,
+    Expand,
     ExportRecord,
     ExtractionRetry,
     Fact,
@@ -34,6 +37,7 @@ from graphmem.wire import (
     JobState,
     Message,
     MessageIn,
+    Method,
     ObservationIn,
     Outcome,
     OutcomeReport,
@@ -49,6 +53,7 @@ from graphmem.wire import (
     SkillSearchResult,
     TraceIn,
     TraceReport,
+    Units,
     UsageReport,
 )
 
@@ -62,7 +67,9 @@ class AsyncGraphMem:
         async with AsyncGraphMem("http://127.0.0.1:8000", api_key="...") as gm:
             result = await gm.search("where does alice live?", owner="alice", k=5)
 
-    The same arguments, methods, replies and exceptions as `GraphMem`.
+    The same arguments, methods, replies and exceptions as `GraphMem` (``base_url`` and
+    ``api_key`` default to ``GRAPHMEM_URL`` and ``GRAPHMEM_API_KEY``; with no URL from
+    either, a ValueError says what to set).
     """
 
     def __init__(self, base_url: str | None = None, api_key: str | None = None, *,
@@ -76,9 +83,11 @@ class AsyncGraphMem:
 
     @property
     def base_url(self) -> str:
+        """The server's URL, as requests are sent to it."""
         return str(self._http.base_url)
 
     async def aclose(self) -> None:
+        """Close the connections (leaving ``async with`` does it)."""
         await self._http.aclose()
 
     async def __aenter__(self) -> AsyncGraphMem:
@@ -113,6 +122,7 @@ class AsyncGraphMem:
         return await self._run(calls.add_messages(messages))
 
     async def get_message(self, message_id: str) -> Message:
+        """One stored message by id (`NotFound` when there is none)."""
         return await self._run(calls.get_message(message_id))
 
     async def owners(self, *, after: str = "", limit: int = 50) -> list[OwnerInfo]:
@@ -149,23 +159,55 @@ class AsyncGraphMem:
                 return
             after = page.next
 
-    async def search(self, query: str | SearchRequest, owner: str | None = None,
-                     **options: Any) -> SearchResult:
-        """Hybrid recall: ``search("where does alice live?", owner="alice", k=5)``; the options
-        are the fields of `SearchRequest` (or pass one)."""
-        return await self._run(calls.search(query, owner, options))
+    async def search(self, query: str | SearchRequest, owner: str | None = None, *,
+                     session_id: str | None = None, time_from: datetime | str | None = None,
+                     time_to: datetime | str | None = None, k: int | None = None,
+                     expand: Expand | Mapping[str, int] | None = None, method: Method | None = None,
+                     max_messages: int | None = None, preset: str | None = None,
+                     units: Units | None = None, metadata: Mapping[str, Any] | None = None,
+                     as_of: datetime | str | None = None,
+                     time_hint: Literal["boost", "restrict", "off"] | None = None,
+                     trace: bool | None = None) -> SearchResult:
+        """Hybrid recall: ``await search("where does alice live?", owner="alice", k=5)``, or
+        ``search(SearchRequest(...))``. The keywords are the fields of `SearchRequest` (the
+        API reference describes each): ``k`` hits with the turns around them (``expand``),
+        ``session_id``, ``time_from`` / ``time_to`` (event time) and a ``metadata`` filter
+        narrow it, ``units`` chooses messages, observations, both or episodes. A keyword left
+        None takes the server's default."""
+        return await self._run(calls.search(query, owner, {
+            "session_id": session_id, "time_from": time_from, "time_to": time_to, "k": k,
+            "expand": expand, "method": method, "max_messages": max_messages,
+            "preset": preset, "units": units, "metadata": metadata, "as_of": as_of,
+            "time_hint": time_hint, "trace": trace}))
 
-    async def context(self, query: str | ContextRequest, owner: str | None = None,
-                      **options: Any) -> ContextResult:
+    async def context(self, query: str | ContextRequest, owner: str | None = None, *,
+                      session_id: str | None = None, as_of: datetime | str | None = None,
+                      max_tokens: int | None = None, k: int | None = None,
+                      units: Sequence[ContextUnit] | None = None,
+                      metadata: Mapping[str, Any] | None = None, method: Method | None = None,
+                      preset: str | None = None, trace: bool | None = None) -> ContextResult:
         """The packed context for a question (facts, episodes, messages, each line with an
-        evidence id); the options are the fields of `ContextRequest` (or pass one)."""
-        return await self._run(calls.context(query, owner, options))
+        evidence id), within ``max_tokens``. The keywords are the fields of `ContextRequest`
+        (or pass one): ``as_of`` the question's date, ``k`` best hits per unit, ``units``
+        which units may enter. A keyword left None takes the server's default."""
+        return await self._run(calls.context(query, owner, {
+            "session_id": session_id, "as_of": as_of, "max_tokens": max_tokens, "k": k,
+            "units": None if units is None else list(units), "metadata": metadata,
+            "method": method, "preset": preset, "trace": trace}))
 
-    async def answer(self, query: str | AnswerRequest, owner: str | None = None,
-                     **options: Any) -> AnswerResult:
-        """An answer read from that context by the server's LLM, citing its evidence. Sent
-        once (it costs tokens); a server without an LLM answers 501 (`ServerError`)."""
-        return await self._run(calls.answer(query, owner, options))
+    async def answer(self, query: str | AnswerRequest, owner: str | None = None, *,
+                     session_id: str | None = None, as_of: datetime | str | None = None,
+                     max_tokens: int | None = None, k: int | None = None,
+                     units: Sequence[ContextUnit] | None = None,
+                     metadata: Mapping[str, Any] | None = None, method: Method | None = None,
+                     preset: str | None = None, trace: bool | None = None) -> AnswerResult:
+        """An answer read from that context by the server's LLM, citing its evidence; the
+        keywords are those of `context` (the fields of `AnswerRequest`). Sent once (it costs
+        tokens); a server without an LLM answers 501 (`ServerError`)."""
+        return await self._run(calls.answer(query, owner, {
+            "session_id": session_id, "as_of": as_of, "max_tokens": max_tokens, "k": k,
+            "units": None if units is None else list(units), "metadata": metadata,
+            "method": method, "preset": preset, "trace": trace}))
 
     # --- forgetting one thing ----------------------------------------------------------------
 
@@ -183,9 +225,13 @@ class AsyncGraphMem:
         return await self._run(calls.forget_messages(owner, filters))
 
     async def forget_trace(self, trace_id: str) -> ForgetReport:
+        """Forget one agent run (a trace): its steps and cases, and the skill versions
+        resting only on them; the owner's skills form again from the other cases."""
         return await self._run(calls.forget_trace(trace_id))
 
     async def forget_fact(self, fact_id: str) -> ForgetReport:
+        """Forget one fact (an observation or a profile value) and the facts resting
+        only on it; the facts it superseded stay closed (history is not rewritten)."""
         return await self._run(calls.forget_fact(fact_id))
 
     # --- facts and audit ---------------------------------------------------------------------
@@ -193,28 +239,41 @@ class AsyncGraphMem:
     async def add_observations(self,
                                observations: Iterable[ObservationIn | Mapping[str, Any]]
                                ) -> list[FactWrite]:
+        """Write facts (one transaction); each is linked to what it supports,
+        supersedes or follows in history, and the reply says which."""
         return await self._run(calls.add_observations(observations))
 
     async def observations(self, owner: str, *, subject: str | None = None,
                            type: str | None = None, as_of: datetime | None = None,
                            known_at: datetime | None = None,
                            include_history: bool = False) -> list[Fact]:
+        """``owner``'s facts valid ``as_of`` (default: now) as known at ``known_at``
+        (default: now), of a ``subject`` and ``type`` if given; closed versions too
+        with ``include_history``."""
         return await self._run(calls.observations(owner, subject, type, as_of, known_at,
                                             include_history))
 
     async def observation_history(self, fact_id: str) -> FactHistory:
+        """A fact's whole chain of revisions, in order, with every supersession's
+        reason."""
         return await self._run(calls.observation_history(fact_id))
 
     async def profile_ops(self, ops: Iterable[ProfileOp | Mapping[str, Any]]
                           ) -> list[FactWrite]:
+        """ADD / UPDATE / DELETE / NOOP on profile keys; old values are closed, never
+        erased."""
         return await self._run(calls.profile_ops(ops))
 
     async def profile(self, owner: str, *, as_of: datetime | None = None,
                       known_at: datetime | None = None,
                       include_history: bool = False) -> list[Fact]:
+        """``owner``'s profile: the value of each key ``as_of`` / ``known_at`` (default:
+        now); closed values too with ``include_history``."""
         return await self._run(calls.profile(owner, as_of, known_at, include_history))
 
     async def audits(self) -> list[AuditInfo]:
+        """The named audit queries, with their parameters and columns (run one with
+        `audit`)."""
         return await self._run(calls.audits())
 
     async def audit(self, name: str, /, **params: Param) -> AuditResult:
@@ -225,12 +284,16 @@ class AsyncGraphMem:
 
     async def jobs(self, *, state: JobState | None = None, owner: str | None = None,
                    skip: int = 0, limit: int = 100) -> JobList:
+        """Background jobs, most recently changed first (``owner``: that owner's only)."""
         return await self._run(calls.jobs(state, skip, limit, owner))
 
     async def job(self, job_id: str) -> Job:
+        """One job: its state, attempts, ``last_error`` and, once done, its ``result``."""
         return await self._run(calls.job(job_id))
 
     async def rerun_job(self, job_id: str) -> Job:
+        """A failed or done job back to pending (attempts reset); `Conflict` while it is
+        pending or running."""
         return await self._run(calls.rerun_job(job_id))
 
     async def retry_extraction(self, *, status: str = "all_dropped",
@@ -241,29 +304,47 @@ class AsyncGraphMem:
 
     async def usage(self, *, since: date | None = None,
                     until: date | None = None) -> UsageReport:
+        """This tenant's LLM calls per UTC day, operation and model, with tokens and totals
+        (``since`` / ``until``: days, inclusive)."""
         return await self._run(calls.usage(since, until))
 
     # --- procedural memory -------------------------------------------------------------------
 
     async def add_traces(self, traces: Iterable[TraceIn | Mapping[str, Any]]) -> TraceReport:
+        """Store agent runs (traces); returns once committed, steps included. Cases and
+        skills form in the background. Safe to repeat (ids make it idempotent)."""
         return await self._run(calls.add_traces(traces))
 
     async def set_outcome(self, trace_id: str, outcome: Outcome, *,
                           score: float | None = None, detail: str | None = None,
                           feedback: str | None = None) -> OutcomeReport:
+        """Record how a run ended, later (``score``, ``detail``, ``feedback``); its cases
+        and the owner's skills form again."""
         return await self._run(calls.set_outcome(trace_id, outcome, score, detail, feedback))
 
-    async def search_skills(self, query: str | SkillSearch, owner: str | None = None,
-                            **options: Any) -> SkillSearchResult:
-        return await self._run(calls.search_skills(query, owner, options))
+    async def search_skills(self, query: str | SkillSearch, owner: str | None = None, *,
+                            units: SkillUnits | None = None, k: int | None = None,
+                            cases_per_skill: int | None = None, as_of: datetime | str | None = None,
+                            known_at: datetime | str | None = None) -> SkillSearchResult:
+        """Skills (methods learned from ``owner``'s runs) and cases for a task, best first.
+        The keywords are the fields of `SkillSearch` (or pass one): ``units`` skills (each
+        with its best cases) or cases, ``k`` of them, ``cases_per_skill`` cases a skill,
+        skills valid ``as_of`` as recorded by ``known_at``. A keyword left None takes the
+        server's default."""
+        return await self._run(calls.search_skills(query, owner, {
+            "units": units, "k": k, "cases_per_skill": cases_per_skill, "as_of": as_of,
+            "known_at": known_at}))
 
     async def skill(self, skill_id: str, *, limit: int = 50) -> SkillDetail:
+        """A skill version with its support: up to ``limit`` cases for it and against it."""
         return await self._run(calls.skill(skill_id, limit))
 
     async def skill_history(self, skill_id: str) -> SkillHistory:
+        """Every version of a skill, with each supersession's reason and sources."""
         return await self._run(calls.skill_history(skill_id))
 
     async def case(self, case_id: str) -> CaseDetail:
+        """A case with its skill, the steps it was derived from, and its trace."""
         return await self._run(calls.case(case_id))
 
     # --- probes ------------------------------------------------------------------------------

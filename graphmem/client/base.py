@@ -15,7 +15,6 @@ from graphmem.client.calls import Call
 from graphmem.client.errors import Timeout, TransportError, from_response, retry_after
 
 T = TypeVar("T")
-DEFAULT_URL = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 """60 s to answer (a full batch of 1000 messages is embedded before the reply), 5 s to connect."""
 NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -25,13 +24,18 @@ NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 def httpx_options(base_url: str | None, api_key: str | None, timeout: float | httpx.Timeout,
                   headers: dict[str, str] | None) -> dict[str, Any]:
     """Keyword arguments for `httpx.Client` / `httpx.AsyncClient`. The URL and key default to
-    the environment's ``GRAPHMEM_URL`` and ``GRAPHMEM_API_KEY``."""
+    the environment's ``GRAPHMEM_URL`` and ``GRAPHMEM_API_KEY``; with neither a URL nor
+    ``GRAPHMEM_URL``, a ValueError says what to set (no server is guessed)."""
+    url = base_url or os.environ.get("GRAPHMEM_URL")
+    if not url:
+        raise ValueError("no graphmem server URL: pass base_url (e.g. "
+                         "\"http://127.0.0.1:8000\") or set GRAPHMEM_URL, and pass api_key or "
+                         "set GRAPHMEM_API_KEY when the server asks for a key")
     key = api_key if api_key is not None else os.environ.get("GRAPHMEM_API_KEY")
     out = {"User-Agent": f"graphmem-python/{__version__}", "Accept": "application/json"}
     if key:
         out["Authorization"] = f"Bearer {key}"
     out.update(headers or {})
-    url = base_url or os.environ.get("GRAPHMEM_URL") or DEFAULT_URL
     return {"base_url": url, "headers": out, "timeout": timeout}
 
 

@@ -218,7 +218,9 @@ def export_owner(owner: str, after: str, limit: int) -> Call[OwnerExport]:
 
 
 def _request(cls: type[M], query: str | M, owner: str | None, options: Mapping[str, Any]) -> M:
-    """A query request from a model, or from the query, owner and the model's other fields."""
+    """A query request from a model, or from the query, owner and the model's other fields; an
+    option that is None is left unset (the server's default applies)."""
+    options = {key: value for key, value in options.items() if value is not None}
     if isinstance(query, cls):
         if owner is not None or options:
             raise TypeError(f"pass either a {cls.__name__} or query, owner and options")

@@ -10,11 +10,12 @@ import json
 import socket
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from graphmem.client import (
     AsyncGraphMem,
@@ -33,6 +34,7 @@ from graphmem.client import (
     calls,
 )
 from graphmem.client.base import Retry
+from graphmem.wire import AnswerRequest, ContextRequest, SearchRequest, SkillSearch
 
 URL = "http://graphmem.test"
 REPORT = {"ids": ["m1"], "created": 1, "duplicates": 0}
@@ -323,3 +325,66 @@ def test_every_api_operation_has_a_client_method() -> None:
     operations = {(m.upper(), p) for p, item in paths.items() for m in item}
     known = {(e.method, e.path) for e in calls.ENDPOINTS.values()}
     assert operations - calls.NOT_COVERED == known
+
+
+def test_without_a_url_the_clients_say_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GRAPHMEM_URL", raising=False)
+    monkeypatch.setenv("GRAPHMEM_API_KEY", "env-key")
+    for make in (GraphMem, AsyncGraphMem):
+        with pytest.raises(ValueError, match="GRAPHMEM_URL") as info:
+            make()
+        assert "GRAPHMEM_API_KEY" in str(info.value) and "base_url" in str(info.value)
+    monkeypatch.setenv("GRAPHMEM_URL", "")  # set but empty: the same
+    with pytest.raises(ValueError, match="GRAPHMEM_URL"):
+        GraphMem(api_key="k")
+    with GraphMem("http://given:1") as gm:  # a URL given needs no environment
+        assert gm.base_url == "http://given:1"
+
+
+QUERY_METHODS: dict[str, type[BaseModel]] = {
+    "search": SearchRequest, "context": ContextRequest, "answer": AnswerRequest,
+    "search_skills": SkillSearch}
+
+
+@pytest.mark.parametrize("cls", [GraphMem, AsyncGraphMem])
+@pytest.mark.parametrize("name", sorted(QUERY_METHODS))
+def test_query_keywords_are_the_request_models_fields(cls: type, name: str) -> None:
+    params = inspect.signature(getattr(cls, name)).parameters
+    assert list(params)[:3] == ["self", "query", "owner"]
+    keywords = {n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert not [p for p in params.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
+    assert keywords == set(QUERY_METHODS[name].model_fields) - {"query", "owner"}
+    assert all(params[n].default is None for n in keywords)  # unset: the server's default
+
+
+@pytest.mark.parametrize("cls", [GraphMem, AsyncGraphMem])
+def test_every_public_method_has_a_docstring(cls: type) -> None:
+    members = [n for n, _ in inspect.getmembers(cls) if not n.startswith("_")]
+    assert len(members) > 30
+    assert [n for n in members if not (inspect.getdoc(getattr(cls, n)) or "").strip()] == []
+
+
+def test_query_keywords_send_what_is_given_and_only_that() -> None:
+    script = Script(problem(404))  # only what is sent matters here
+    with client(script) as gm:
+        with pytest.raises(NotFound):
+            gm.search("q", "alice", k=3, method="rrf", expand={"before": 0, "after": 1},
+                      time_from=datetime(2026, 1, 1, tzinfo=UTC),
+                      time_to="2026-02-01T00:00:00Z")
+        with pytest.raises(NotFound):
+            gm.search(SearchRequest(query="q", owner="alice", trace=True))
+        with pytest.raises(TypeError, match="either"):
+            gm.search(SearchRequest(query="q", owner="alice"), k=3)
+        with pytest.raises(InvalidInput) as info:
+            gm.context("q", "alice", units=["message", "nope"])  # type: ignore[list-item]
+        assert info.value.field == "units[1]"
+    first, second = (json.loads(r.content) for r in script.requests)
+    assert first == {"query": "q", "owner": "alice", "k": 3, "method": "rrf",
+                     "expand": {"before": 0, "after": 1}, "time_from": "2026-01-01T00:00:00Z",
+                     "time_to": "2026-02-01T00:00:00Z"}
+    assert second == {"query": "q", "owner": "alice", "trace": True}
+    script = Script(problem(404))
+    with client(script) as gm, pytest.raises(NotFound):
+        gm.search_skills("q", "alice", units="cases", cases_per_skill=0)
+    assert json.loads(script.requests[0].content) == {"query": "q", "owner": "alice",
+                                                      "units": "cases", "cases_per_skill": 0}

@@ -34,7 +34,7 @@ from graphmem.procedural.models import (
     TraceIn,
     TraceReport,
 )
-from graphmem.procedural.skills import action_match, named, render
+from graphmem.procedural.recommend import action_match, named, render
 from graphmem.procedural.steps import content_hash, trace_id, trace_steps
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import rrf

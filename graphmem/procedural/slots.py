@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from graphmem.procedural.models import Step
 
@@ -115,6 +115,10 @@ def slots(arguments: str | None) -> dict[str, str]:
     return dict(sorted({p: slot_type(_leaf_key(p), v) for p, v in flatten(value)}.items()))
 
 
+MIN_VALUE_CHARS = 3
+"""Shorter values are not masked in text (``1``, ``no``): too many false matches."""
+
+
 def values(arguments: str | None) -> dict[str, str]:
     """A call's identifying values (lower-cased, `MIN_VALUE_CHARS` or more) with their slot
     types: what two calls can share (the same reservation id), never kept themselves."""
@@ -129,10 +133,6 @@ def values(arguments: str | None) -> dict[str, str]:
         if len(text) >= MIN_VALUE_CHARS and (identifying(kind) or shape(leaf) in ("id", "date")):
             found.setdefault(text, kind)
     return found
-
-
-MIN_VALUE_CHARS = 3
-"""Shorter values are not masked in text (``1``, ``no``): too many false matches."""
 
 
 def identifiers(steps: Sequence[Step]) -> dict[str, str]:
@@ -214,17 +214,3 @@ def mask(text: str, known: dict[str, str] | None = None) -> str:
         pattern = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)", re.IGNORECASE)
         out = pattern.sub(f"<{(known or {})[value]}>", out)
     return _names(_TOKEN.sub(lambda m: f"<{_token_type(m.group(0))}>", out))
-
-
-def show(found: dict[str, str]) -> str:
-    """Slots for a reader: ``reservation_id: reservation id, flights[].date: date``."""
-    return ", ".join(f"{k}: {v}" for k, v in found.items())
-
-
-def merge(slot_sets: Iterable[dict[str, str]]) -> dict[str, str]:
-    """The slots every one of several calls passed (the type the first gave)."""
-    sets = list(slot_sets)
-    if not sets:
-        return {}
-    common = set(sets[0]).intersection(*(set(s) for s in sets[1:]))
-    return {k: sets[0][k] for k in sorted(common)}

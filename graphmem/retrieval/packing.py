@@ -32,7 +32,7 @@ from graphmem.models import (
     Units,
 )
 from graphmem.procedural.models import Skill
-from graphmem.procedural.skills import render
+from graphmem.procedural.recommend import render
 from graphmem.retrieval.context import estimate_tokens, prompt_safe
 
 LABEL_TOKENS = estimate_tokens("[e1] ")

@@ -1,5 +1,6 @@
-"""Unit tests of graphmem.procedural.cases, .clustering and .skills: quality, LCS and consensus,
-clustering, skill versioning and flags."""
+"""Unit tests of graphmem.procedural.cases, .clustering, .skills and .recommend: quality, LCS and
+consensus, clustering, skill versioning and flags, preconditions and counter-evidence, what a
+request asks for, a skill as a prompt gets it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graphmem.procedural import recommend
 from graphmem.procedural import skills as sk
 from graphmem.procedural.cases import (
     draft,
@@ -246,7 +248,7 @@ def test_a_skill_renders_compactly_with_slots_checks_and_counter_evidence() -> N
                   why=Recommendation(similarity=0.61, words=["cancel"], successes=2, failures=1,
                                      cases=[CaseMatch(id="c1", intent="cancel it",
                                                       outcome="success", similarity=0.7)]))
-    text = sk.render(skill)
+    text = recommend.render(skill)
     assert ("steps: get_reservation(reservation_id: reservation id) -> cancel_x(reservation_id: "
             "reservation id)*") in text
     assert ("before cancel_x: get_reservation on the same reservation id (2 of 2)") in text
@@ -259,12 +261,13 @@ def test_a_request_asks_for_a_skill_by_its_writes_verb() -> None:
     change = sk.consensus([[w("update_reservation_flights", RES)]])
     both = sk.consensus([[w("cancel_reservation", RES), w("update_reservation_flights", RES)]])
     ask = "I would like to cancel all of my upcoming flights"
-    assert sk.action_match(ask, cancel) == 2 / 3  # the verb, not "reservation"
-    assert sk.action_match(ask, change) == 0.0    # "flights" alone asks for no change
-    assert sk.action_match(ask, both) == 1 / 3    # half of what it changes was asked for
-    assert sk.action_match("Please modify my flights", change) == 1.0
-    assert sk.action_match("anything", []) == 0.0
-    assert sk.named(ask, cancel) == ["cancel"] and sk.named(ask, change) == ["flights"]
+    assert recommend.action_match(ask, cancel) == 2 / 3  # the verb, not "reservation"
+    assert recommend.action_match(ask, change) == 0.0    # "flights" alone asks for no change
+    assert recommend.action_match(ask, both) == 1 / 3    # half of what it changes was asked for
+    assert recommend.action_match("Please modify my flights", change) == 1.0
+    assert recommend.action_match("anything", []) == 0.0
+    assert recommend.named(ask, cancel) == ["cancel"]
+    assert recommend.named(ask, change) == ["flights"]
 
 
 def test_a_failed_case_alone_in_its_cluster_counts_against_what_its_request_got() -> None:

@@ -1,14 +1,17 @@
 """From cases to skills, and from the skills known to what changes. Pure, no LLM.
 
 A skill is a method: the successful cases that changed the same things (the same set of write
-tools, `method_key`), whatever clusters their requests fall in; clusters (finer: one request
-about one thing) decide which method a failed case counts against (`methods`).
+tools, `method_key`), whoever they served and whatever clusters they fall in; clusters (by
+procedure, then by masked request) decide which method a failed case counts against
+(`methods`).
 
 Steps are the consensus of the successful cases: the medoid tool sequence (most in common with the
 others, by LCS) keeps each step that a majority of them also took, in order, with the argument keys
-they all passed. Failed cases give pitfalls. A skill is evidence under the conditions observed:
-its support counts say how much, and new executions change them; a changed procedure is a new
-version that supersedes the old one (history is kept, nothing is deleted).
+and typed slots they all passed. Preconditions are the reads most of them made before each write
+(`preconditions`); the failed cases give counter-evidence, every difference counted
+(`counter_evidence`). A skill is evidence under the conditions observed: its support counts say
+how much, and new executions change them; a changed procedure is a new version that supersedes
+the old one (history is kept, nothing is deleted).
 """
 
 from __future__ import annotations

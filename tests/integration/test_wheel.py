@@ -1,16 +1,19 @@
 """The wheel: built from a copy of the sources (offline: ``pip wheel --no-build-isolation``), it
-holds every Cypher file, the re-ranking's weights and the API as ``graphmem.api`` (no top-level
-``api``) and names the entry point; installed without extras into a fresh virtualenv (its few
-dependencies come from the package index), the client imports, the Cypher files load from the
-installed package, none of the server's dependencies is there, and a server command says how
-to install them.
+holds every Cypher file, the re-ranking's weights, the API as ``graphmem.api`` (no top-level
+``api``) and the ``py.typed`` marker, and names the entry point; installed without extras into a
+fresh virtualenv (its few dependencies come from the package index), the client imports, the
+Cypher files load from the installed package, none of the server's dependencies is there, a
+server command says how to install them, and a consumer's code using the client type-checks
+with ``mypy --strict`` against the installed package (and a wrong keyword type fails it).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import venv
 import zipfile
 from collections.abc import Iterator
@@ -67,6 +70,7 @@ def test_wheel_holds_the_package_the_cypher_files_and_the_entry_point(wheel: Pat
     rankers = {f"graphmem/retrieval/rankers/{f}" for f in _files("graphmem/retrieval/rankers",
                                                                  "*.json")}
     assert rankers and rankers <= names, "the learned re-ranking's weights (package-data)"
+    assert "graphmem/py.typed" in names, "the PEP 561 marker (pyproject.toml package-data)"
     entry_points = read(f"{info}/entry_points.txt").decode()
     assert "graphmem = graphmem.cli:main" in entry_points
     metadata = read(f"{info}/METADATA").decode()
@@ -126,3 +130,75 @@ def test_server_command_without_the_server_says_how_to_install_it(
         assert "Traceback" not in done.stderr
         assert done.stderr.count("\n") == 1, done.stderr
         assert "pip install 'graphmem[server]'" in done.stderr
+
+
+CONSUMER = textwrap.dedent("""\
+    from __future__ import annotations
+
+    import asyncio
+    from datetime import UTC, datetime
+
+    from graphmem.client import AsyncGraphMem, GraphMem, InvalidInput
+    from graphmem.wire import ContextResult, SearchRequest, SearchResult
+
+
+    def recall(gm: GraphMem, owner: str) -> list[str]:
+        try:
+            found: SearchResult = gm.search(
+                "where does alice live?", owner, k=5, method="rrf",
+                time_from=datetime(2026, 1, 1, tzinfo=UTC), metadata={"channel": "chat"})
+        except InvalidInput as exc:
+            field: str | None = exc.field
+            return [f"{field}: {exc.detail}"]
+        return [hit.text for hit in found.hits]
+
+
+    async def arecall(gm: AsyncGraphMem, owner: str) -> list[str]:
+        found = await gm.search(SearchRequest(query="where does alice live?", owner=owner))
+        packed: ContextResult = await gm.context("where?", owner, units=["message", "fact"],
+                                                 max_tokens=500)
+        skills = await gm.search_skills("roll back a release", owner, units="cases", k=3)
+        return [h.id for h in found.hits] + [packed.context] + [c.id for c in skills.cases]
+
+
+    async def both() -> list[str]:
+        async with AsyncGraphMem("http://127.0.0.1:8000", api_key="key") as gm:
+            return await arecall(gm, "alice")
+
+
+    if __name__ == "__main__":
+        with GraphMem() as gm:
+            print(recall(gm, "alice"), asyncio.run(both()))
+    """)
+WRONG = textwrap.dedent("""\
+    from graphmem.client import GraphMem
+
+    with GraphMem("http://127.0.0.1:8000") as gm:
+        gm.search("where does alice live?", "alice", k="5")
+        gm.context("where?", "alice", top_k=5)
+    """)
+
+
+def test_a_consumer_type_checks_against_the_installed_client(client_env: Path,
+                                                               tmp_path: Path) -> None:
+    """mypy --strict (this checkout's) reads the wheel's graphmem from the client virtualenv's
+    site-packages, as a user's project would: without ``py.typed`` it would refuse the import."""
+    (tmp_path / "consumer.py").write_text(CONSUMER, encoding="utf-8")
+    (tmp_path / "wrong.py").write_text(WRONG, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "MYPYPATH"}
+
+    def mypy(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
+             "--python-executable", str(client_env / "bin" / "python"),
+             "--cache-dir", str(tmp_path / ".mypy_cache"), name],
+            capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path, env=env)
+
+    done = mypy("consumer.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    wrong = mypy("wrong.py")
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    errors = [line for line in wrong.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 2, wrong.stdout
+    assert errors[0].startswith("wrong.py:4:") and '"k"' in errors[0] and "[arg-type]" in errors[0]
+    assert errors[1].startswith("wrong.py:5:") and '"top_k"' in errors[1], errors[1]

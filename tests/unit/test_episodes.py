@@ -15,9 +15,12 @@ from hypothesis import strategies as st
 from graphmem.formation.episodes import (
     TITLE_WORDS,
     ExtractiveNarrator,
+    _central_sentence,
     annotated_lines,
     draft,
     episode_id,
+    keyphrase_title,
+    keyphrases,
     occurred,
 )
 from graphmem.formation.observer import Turn
@@ -50,32 +53,64 @@ def central_episode() -> list[Turn]:
     ]
 
 
-def test_title_is_the_longest_sentence_of_the_most_central_substantial_turn() -> None:
-    title, _ = ExtractiveNarrator().narrate(central_episode())
+def test_fallback_title_is_the_longest_sentence_of_the_most_central_substantial_turn() -> None:
+    title = _central_sentence(central_episode())
     words = LONG_SENTENCE.split()
     assert len(words) > TITLE_WORDS == 12
     assert title == " ".join(words[:12]) + "..."
 
 
-def test_short_turns_count_when_no_turn_is_substantial() -> None:
+def test_fallback_short_turns_count_when_no_turn_is_substantial() -> None:
     episode = [turn(0, "Where to?", (1.0, 0.0)), turn(1, "The lake, I guess.", (R, R)),
                turn(2, "Fine.", (0.0, 1.0))]
-    title, _ = ExtractiveNarrator().narrate(episode)
-    assert title == "The lake, I guess."
+    assert _central_sentence(episode) == "The lake, I guess."
 
 
 @pytest.mark.parametrize(("words", "suffix"), [(11, ""), (12, ""), (13, "...")])
-def test_title_has_at_most_twelve_words(words: int, suffix: str) -> None:
+def test_fallback_title_has_at_most_twelve_words(words: int, suffix: str) -> None:
     text = " ".join(f"w{k}" for k in range(words))
-    title, _ = ExtractiveNarrator().narrate([turn(0, text, (1.0, 0.0))])
+    title = _central_sentence([turn(0, text, (1.0, 0.0))])
     assert title == " ".join(f"w{k}" for k in range(min(words, 12))) + suffix
 
 
-def test_without_vectors_the_title_comes_from_the_first_turn() -> None:
-    episode = central_episode()
-    episode = [Turn(t.id, t.speaker, t.text, t.timestamp) for t in episode]
-    title, _ = ExtractiveNarrator().narrate(episode)
-    assert title == SHORT
+def test_without_vectors_the_fallback_title_comes_from_the_first_turn() -> None:
+    episode = [Turn(t.id, t.speaker, t.text, t.timestamp) for t in central_episode()]
+    assert _central_sentence(episode) == SHORT
+
+
+def test_an_episode_naming_nothing_keeps_its_central_sentence_as_title() -> None:
+    episode = [turn(0, "Yes, exactly that one."), turn(1, "Wow, so good!")]
+    assert ExtractiveNarrator().narrate(episode)[0] == "Yes, exactly that one."
+
+
+LISBON = [
+    turn(0, "We finally moved to Lisbon last month! The flat is in Príncipe Real.", speaker="ana"),
+    turn(1, "Congrats! How's the flat? I called you on Sunday.", speaker="tom"),
+    turn(2, "The flat is tiny but the view over Príncipe Real is lovely.", speaker="ana"),
+]
+RUNNING = [
+    turn(3, "Still training for the Porto half marathon? How's the knee?", speaker="tom"),
+    turn(4, "The knee is better, the physio gave me exercises. Lisbon has great hills.",
+         speaker="ana"),
+]
+
+
+def test_the_title_says_what_the_episode_is_about() -> None:
+    """Keyphrases against the session's other episodes, as the messages write them; never a
+    verb ("moved", "called") nor a speaker; what the other episodes share ranks lower."""
+    assert keyphrases(LISBON, [RUNNING]) == ["flat", "Príncipe Real", "view"]  # not Lisbon
+    assert keyphrases(LISBON) == ["flat", "Príncipe Real", "Lisbon"]
+    assert keyphrase_title(LISBON, [RUNNING]) == "Flat, Príncipe Real and view"
+    assert keyphrases(RUNNING, [LISBON]) == ["knee", "Porto", "marathon"]
+    title, _ = ExtractiveNarrator().narrate(RUNNING, [LISBON])
+    assert title == "Knee, Porto and marathon"
+    assert keyphrase_title([turn(0, "Hello!"), turn(1, "Hi.")]) == ""
+
+
+def test_a_phrase_inside_a_chosen_one_is_left_out() -> None:
+    episode = [turn(0, "The support group met. The support group was kind."),
+               turn(1, "Which group? The support group at the library?")]
+    assert keyphrases(episode) == ["support group", "library", "group"][:2]
 
 
 def test_narrative_has_one_line_per_turn_with_resolved_dates() -> None:
@@ -102,11 +137,11 @@ UNIT = st.tuples(st.floats(0.01, 1), st.floats(0.01, 1))
 
 @given(st.lists(st.tuples(TEXT, UNIT), min_size=1, max_size=6))
 def test_narrator_property(items: list[tuple[str, tuple[float, float]]]) -> None:
-    """The title is the start of one sentence of one turn, at most 12 words (then "...");
-    the narrative has one line per turn."""
+    """The title is the episode's keyphrases or else the start of one sentence of one turn, at
+    most 12 words (then "..."); the narrative has one line per turn."""
     episode = [turn(i, text, vector) for i, (text, vector) in enumerate(items)]
     title, narrative = ExtractiveNarrator().narrate(episode)
-    candidates = set()
+    candidates = {keyphrase_title(episode)} - {""}
     for t in episode:
         for sentence in re.split(r"(?<=[.!?])\s+", t.text.strip()):
             words = sentence.split()
@@ -219,11 +254,12 @@ def test_draft_uses_the_narrator() -> None:
     class Fixed:
         name = "fixed"
 
-        def narrate(self, turns: Sequence[Turn]) -> tuple[str, str]:
-            return "T", f"{len(turns)} turns"
+        def narrate(self, turns: Sequence[Turn],
+                    others: Sequence[Sequence[Turn]] = ()) -> tuple[str, str]:
+            return "T", f"{len(turns)} turns, {len(others)} others"
 
-    d = draft([turn(0, "Hello."), turn(1, "Hi.")], Fixed())
-    assert (d.title, d.narrative, d.formed_by) == ("T", "2 turns", "fixed")
+    d = draft([turn(0, "Hello."), turn(1, "Hi.")], Fixed(), [[turn(2, "Bye.")]])
+    assert (d.title, d.narrative, d.formed_by) == ("T", "2 turns, 1 others", "fixed")
 
 
 def test_formation_reads_vectors_only_of_new_turns_and_their_context() -> None:

@@ -33,6 +33,7 @@ from graphmem.tenant_memory import TenantMemory
 from . import (
     browser,
     docs,
+    documents,
     facts,
     forget,
     jobs,
@@ -210,6 +211,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     app.include_router(procedural.router(TenantMem))
     app.include_router(forget.router(TenantMem))  # one message, trace or fact
     app.include_router(agent_context.router(TenantMem))  # POST /v1/context, /v1/answer
+    app.include_router(documents.router(TenantMem))  # documents and their chunks
     app.include_router(browser.router(settings))
     app.add_route("/mcp", mcp, include_in_schema=False)
 

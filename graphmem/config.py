@@ -247,6 +247,22 @@ class Settings(BaseSettings):
         default=4000, ge=1, description="Retrieval units (sentences, passages) in one batch "
         "(413 beyond), counted before duplicates of stored messages are dropped",
     )
+    max_document_chars: int = Field(
+        default=2_000_000, ge=1, le=2_000_000, description="Characters of one document's "
+        "text (413 naming content beyond)",
+    )
+    max_document_chunks: int = Field(
+        default=5000, ge=1, description="Chunks of one document (413 naming content beyond)",
+    )
+    document_inline_chunks: int = Field(
+        default=256, ge=0, description="A document version with at most this many chunks to "
+        "embed is embedded by the request; a larger one is stored at once (searchable by its "
+        "words) and embedded by the background worker (GET /v1/documents/{id} shows its state)",
+    )
+    document_chunk_tokens: int = Field(
+        default=250, ge=16, le=512, description="Word pieces of one chunk at most (the "
+        "embedder's tokenizer, special tokens included); kept below the model's window",
+    )
 
     max_forget_session_messages: int = Field(
         default=10_000, ge=1, description="Messages one request may forget as a session, in one "

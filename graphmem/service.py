@@ -12,6 +12,7 @@ from graphmem import export, metrics
 from graphmem.access import Access
 from graphmem.answer import Reader, ReaderNotConfigured
 from graphmem.config import Settings
+from graphmem.documents.service import Documents
 from graphmem.embedders.sparse import sparse_encoder
 from graphmem.embeddings import Embedder, LazyEmbedder, QueryMemo, embedder_for
 from graphmem.errors import NotFound
@@ -77,6 +78,7 @@ class Memory:
         self.facts = Facts(settings, store, embedder)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
         self.procedural = Procedural.for_settings(settings, store, embedder, self._pool)
+        self.documents = Documents(settings, store, embedder, self._pool)
         self.sparse = sparse_encoder(settings.sparse, settings.embedding_cache_dir)
         self.former = Former.for_settings(settings, store, embedder, self.facts, self.sparse)
         # a context request's unit searches, side by side; apart from _pool, whose tasks (index

@@ -31,6 +31,14 @@ from typing import TYPE_CHECKING, Literal
 
 from graphmem import audit
 from graphmem.access import Access
+from graphmem.documents.models import (
+    ChunkResult,
+    ChunkSearch,
+    Document,
+    DocumentDetail,
+    DocumentIn,
+    DocumentWrite,
+)
 from graphmem.errors import InvalidInput
 from graphmem.export import DEFAULT_LIMIT, ExportRecord, OwnerExport
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
@@ -343,6 +351,43 @@ class Cases(_Bound):
         return detail
 
 
+class Documents(_Bound):
+    """Documents an agent or a user hands over: versions of a key per owner, their sections
+    and chunks, chunk search with citations."""
+
+    def ingest(self, doc: DocumentIn, content: str | bytes | None = None) -> DocumentWrite:
+        """Store a version of ``doc.key`` (nothing for the same content); ``content``: an
+        upload's bytes instead of ``doc.content``."""
+        self._access.write("storing documents")
+        self._access.owner(doc.owner)
+        return self._memory.documents.ingest(self._tenant, doc, content, self._caller)
+
+    def search(self, req: ChunkSearch) -> ChunkResult:
+        self._access.owner(req.owner)
+        return self._memory.documents.search(self._tenant, req)
+
+    def list(self, owner: str, after: str = "", limit: int = 50,
+             history: bool = False) -> list[Document]:
+        """``owner``'s documents by key (the current version of each; every version with
+        ``history``)."""
+        return self._memory.documents.list(self._tenant, self._access.owner(owner), after,
+                                           limit, history)
+
+    def get(self, id_: str, with_text: bool = False) -> DocumentDetail:
+        """One version, every version of its key, and its sections (NotFound for an unknown id
+        or, to a key limited to some owners, another owner's)."""
+        if self._access.owners is not None:
+            self._access.found(self._memory.documents.owner_of(self._tenant, id_), "document",
+                               id_)
+        return self._memory.documents.get(self._tenant, id_, with_text)
+
+    def version_at(self, owner: str, key: str, as_of: datetime) -> DocumentDetail:
+        """The version of ``owner``'s ``key`` valid at ``as_of``."""
+        id_ = self._memory.documents.version_at(self._tenant, self._access.owner(owner), key,
+                                                as_of)
+        return self._memory.documents.get(self._tenant, id_)
+
+
 class TenantMemory:
     """One tenant's memory. Thread-safe and cheap: make one per request or per connection."""
 
@@ -368,6 +413,7 @@ class TenantMemory:
         self.traces = Traces(*parts)
         self.skills = Skills(*parts)
         self.cases = Cases(*parts)
+        self.documents = Documents(*parts)
 
     def search(self, req: SearchRequest, rs: RetrievalSettings | None = None) -> SearchResult:
         """Hybrid recall (see the README's "Retrieval")."""

@@ -25,6 +25,7 @@ from graphmem.errors import GraphMemError
 from graphmem.jobs import FORM_SESSION, Job, JobQueue, PermanentJobError, describe
 from graphmem.procedural.jobs import HANDLERS as PROCEDURAL_HANDLERS
 from graphmem.service import Memory
+from graphmem.store.documents import EMBED_DOCUMENT
 
 Handler = Callable[[Memory, Job], Mapping[str, Any] | None]
 log = logging.getLogger("graphmem.worker")
@@ -50,7 +51,14 @@ def form_session(memory: Memory, job: Job) -> Mapping[str, Any] | None:
     return result
 
 
-DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session, **PROCEDURAL_HANDLERS}
+def embed_document(memory: Memory, job: Job) -> Mapping[str, Any] | None:
+    """``embed_document`` handler: embed a large document version's chunks
+    (`graphmem.documents.service.Documents.embed_pending`)."""
+    return memory.documents.embed_pending(job.tenant, job.payload["id"])
+
+
+DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session, **PROCEDURAL_HANDLERS,
+                                        EMBED_DOCUMENT: embed_document}
 
 
 def default_worker_id() -> str:

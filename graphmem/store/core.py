@@ -42,7 +42,7 @@ from graphmem.store.tenant import SearchFailed, TenantStore
 Row = dict[str, Any]
 T = TypeVar("T")
 VECTOR_INDEXES = ("sentence_vector", "fact_vector", "episode_vector", "window_vector",
-                  "case_vector", "skill_vector")
+                  "case_vector", "skill_vector", "chunk_vector", "topic_vector")
 SEARCH_SINCE = (2026, 1)
 """The first Neo4j version with vector search filtered inside the index (Cypher 25 SEARCH)."""
 VECTOR_BOLT = (6, 0)

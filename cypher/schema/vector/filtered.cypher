@@ -41,3 +41,15 @@ CREATE VECTOR INDEX skill_vector IF NOT EXISTS
 FOR (s:Skill) ON s.embedding WITH [s.tenant, s.owner]
 OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine',
   `vector.quantization.enabled`: $quantized}};
+
+CYPHER 25
+CREATE VECTOR INDEX chunk_vector IF NOT EXISTS
+FOR (c:Chunk) ON c.embedding WITH [c.tenant, c.owner]
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine',
+  `vector.quantization.enabled`: $quantized}};
+
+CYPHER 25
+CREATE VECTOR INDEX topic_vector IF NOT EXISTS
+FOR (t:Topic) ON t.embedding WITH [t.tenant, t.owner]
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine',
+  `vector.quantization.enabled`: $quantized}};

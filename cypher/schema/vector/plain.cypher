@@ -35,3 +35,13 @@ CREATE VECTOR INDEX skill_vector IF NOT EXISTS
 FOR (s:Skill) ON s.embedding
 OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine',
   `vector.quantization.enabled`: $quantized}};
+
+CREATE VECTOR INDEX chunk_vector IF NOT EXISTS
+FOR (c:Chunk) ON c.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine',
+  `vector.quantization.enabled`: $quantized}};
+
+CREATE VECTOR INDEX topic_vector IF NOT EXISTS
+FOR (t:Topic) ON t.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine',
+  `vector.quantization.enabled`: $quantized}};

@@ -1,0 +1,1 @@
+"""Documents: parsing, chunking, versions and chunk search (see docs/documents.md)."""

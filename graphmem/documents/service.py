@@ -1,0 +1,289 @@
+"""Documents: storing versions (parse, chunk, embed what changed, write in one transaction),
+embedding a large one in the background, chunk search (vector and fulltext lists fused by RRF,
+neighbours of the same section around each hit) and reads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from datetime import UTC, datetime
+from time import perf_counter
+from typing import Any
+
+from graphmem.config import Settings
+from graphmem.documents.chunk import Chunked, chunk, content_hash
+from graphmem.documents.models import (
+    ChunkHit,
+    ChunkResult,
+    ChunkSearch,
+    Document,
+    DocumentDetail,
+    DocumentIn,
+    DocumentWrite,
+    Section,
+)
+from graphmem.documents.parse import Parsed, parse
+from graphmem.embeddings import Embedder, query_vectors, token_counts
+from graphmem.errors import NotFound, TooLarge
+from graphmem.retrieval.fulltext import lucene_escape
+from graphmem.retrieval.fusion import fuse
+from graphmem.store import Store
+from graphmem.store.core import Row
+from graphmem.store.documents import DocumentStore
+
+EMBED_BATCH = 64
+"""Chunks the background job embeds and writes per transaction."""
+CANDIDATES = 30
+"""Hits per recall list fused (at least; 2k for a larger k)."""
+RRF_K = 60
+Timings = dict[str, float]
+
+
+def document_prefix(owner: str, key: str) -> str:
+    """The id stem of an owner's document key; versions are ``<stem>-v<n>``."""
+    return "d-" + hashlib.sha256(f"{owner}\x1f{key}".encode()).hexdigest()[:24]
+
+
+def metadata_pairs(metadata: dict[str, Any]) -> list[str]:
+    """A document's metadata as the pairs chunk filters match (1 and 1.0 alike)."""
+    out = []
+    for k, v in metadata.items():
+        if isinstance(v, float) and math.isfinite(v) and v.is_integer():
+            v = int(v)
+        out.append(f"{k}\x1f{json.dumps(v, sort_keys=True)}")
+    return sorted(out)
+
+
+def chunk_header(title: str | None, path: Sequence[str]) -> str:
+    """What a chunk's embedded and indexed text starts with: its document's title and section
+    path (a chunk is read in its place)."""
+    parts = [p for p in (title, " > ".join(path)) if p]
+    return "\n".join(parts)
+
+
+class Documents:
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder,
+                 pool: Executor | None = None, headers: bool = True) -> None:
+        self._settings = settings
+        self._store = store
+        self._embedder = embedder
+        self._pool = pool
+        self.headers = headers
+        """Chunks are embedded and indexed with their document's title and section path."""
+
+    def _docs(self, tenant: str) -> DocumentStore:
+        return DocumentStore(self._store, tenant)
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        return token_counts(self._embedder, texts)
+
+    # --- writing ------------------------------------------------------------------------------
+    def prepare(self, doc: DocumentIn, content: str | bytes | None = None) -> tuple[
+            Parsed, Chunked]:
+        """Parse and chunk (bounded: 413 naming ``content``); ``content``: bytes of an upload
+        instead of ``doc.content``."""
+        parsed = parse(doc.content if content is None else content, doc.media_type,
+                       self._settings.max_document_chars)
+        chunked = chunk(parsed, self.count, self._settings.document_chunk_tokens)
+        if len(chunked.chunks) > self._settings.max_document_chunks:
+            raise TooLarge("content", f"the document makes {len(chunked.chunks)} chunks; at "
+                           f"most {self._settings.max_document_chunks}",
+                           limit=self._settings.max_document_chunks,
+                           actual=len(chunked.chunks))
+        return parsed, chunked
+
+    def ingest(self, tenant: str, doc: DocumentIn, content: str | bytes | None = None,
+               by: str | None = None, timings: Timings | None = None) -> DocumentWrite:
+        """Store ``doc`` as a new version of its key (nothing, for the current content again):
+        one transaction; chunks embedded now, reusing earlier versions' embeddings by content
+        hash, or by the background worker for a large document."""
+        t0 = perf_counter()
+        parsed, chunked = self.prepare(doc, content)
+        now = datetime.now(UTC)
+        valid_from = doc.valid_from or now
+        title = doc.title or parsed.title
+        metadata = dict(doc.metadata)
+        pairs = metadata_pairs(metadata)
+        paths = {s.order: s.path for s in chunked.sections}
+        rows: list[Row] = []
+        for c in chunked.chunks:
+            text = parsed.text[c.start:c.end]
+            path = list(paths.get(c.section, ())) if c.section is not None else []
+            head = chunk_header(title, path) if self.headers else ""
+            search_text = f"{head}\n{text}" if head else text
+            rows.append({"ordinal": c.ordinal, "start": c.start, "end": c.end, "text": text,
+                         "search_text": search_text, "content_hash": content_hash(search_text),
+                         "owner": doc.owner, "key": doc.key, "title": title,
+                         "section": c.section, "section_path": path, "tokens": c.tokens,
+                         "valid_from": valid_from, "valid_to": None, "metadata_pairs": pairs,
+                         "embedding": None})
+        whole = hashlib.sha256(json.dumps(
+            [doc.media_type, parsed.text, title, doc.source_url, metadata], sort_keys=True,
+            default=str).encode()).hexdigest()[:32]
+        store = self._docs(tenant)
+        reuse = store.reusable(doc.owner, doc.key, sorted({r["content_hash"] for r in rows}))
+        todo = [r for r in rows if r["content_hash"] not in reuse]
+        inline = len({r["content_hash"] for r in todo}) <= self._settings.document_inline_chunks
+        embedded = 0
+        t1 = perf_counter()
+        if inline and todo:
+            texts = sorted({r["search_text"] for r in todo})
+            vectors = dict(zip(texts, self._embedder.embed(texts), strict=True))
+            for r in todo:
+                r["embedding"] = vectors[r["search_text"]]
+            embedded = len(texts)
+        t2 = perf_counter()
+        for r in rows:
+            if r["content_hash"] in reuse:
+                r["embedding"] = reuse[r["content_hash"]]
+        sections = [{"order": s.order, "level": s.level, "path": list(s.path),
+                     "title": s.path[-1], "start": s.start, "end": s.end, "parent": s.parent}
+                    for s in chunked.sections]
+        props = {"id_prefix": document_prefix(doc.owner, doc.key), "owner": doc.owner,
+                 "key": doc.key, "title": title, "source_url": doc.source_url or parsed.url,
+                 "media_type": doc.media_type.split(";", 1)[0].strip().lower(),
+                 "metadata_json": json.dumps(metadata, sort_keys=True),
+                 "authors": parsed.authors, "published": parsed.published, "doi": parsed.doi,
+                 "text": parsed.text, "chars": len(parsed.text), "chunk_count": len(rows),
+                 "valid_from": valid_from, "valid_to": None, "reason": doc.reason,
+                 "recorded_by": by,
+                 "state": "ready" if all(r["embedding"] is not None for r in rows)
+                 else "embedding"}
+        pending = props["state"] == "embedding"
+        id_, previous, job = store.write(props, sections, rows, whole, doc.reason, now,
+                                         job=pending)
+        if timings is not None:
+            timings["parse"] = timings.get("parse", 0.0) + (t1 - t0) * 1000
+            timings["embed"] = timings.get("embed", 0.0) + (t2 - t1) * 1000
+            timings["write"] = timings.get("write", 0.0) + (perf_counter() - t2) * 1000
+        if previous is not None and previous["id"] == id_:
+            return DocumentWrite(id=id_, key=doc.key, owner=doc.owner,
+                                 version=previous["version"], action="unchanged",
+                                 supersedes=None, state="ready", sections=len(sections),
+                                 chunks=len(rows), embedded_now=0, reused=0)
+        return DocumentWrite(
+            id=id_, key=doc.key, owner=doc.owner, version=int(id_.rsplit("-v", 1)[1]),
+            action="versioned" if previous else "created",
+            supersedes=previous["id"] if previous else None,
+            state="embedding" if pending else "ready", sections=len(sections), chunks=len(rows),
+            embedded_now=embedded, reused=sum(r["content_hash"] in reuse for r in rows), job=job)
+
+    def embed_pending(self, tenant: str, id_: str) -> dict[str, Any]:
+        """The background job: embed a version's chunks that have no embedding yet, a batch
+        per transaction (each batch searchable once written). Idempotent."""
+        store = self._docs(tenant)
+        done = 0
+        state: str | None = "embedding"
+        while True:
+            rows = store.pending(id_, EMBED_BATCH)
+            if not rows:
+                break
+            vectors = self._embedder.embed([r["search_text"] for r in rows])
+            state = store.set_embeddings(id_, [{"id": r["id"], "embedding": v}
+                                               for r, v in zip(rows, vectors, strict=True)])
+            done += len(rows)
+            if state is None:
+                break
+        if done == 0:
+            state = store.set_embeddings(id_, [])
+        return {"document": id_, "embedded": done, "state": state}
+
+    # --- search -------------------------------------------------------------------------------
+    def search(self, tenant: str, req: ChunkSearch,
+               timings: Timings | None = None) -> ChunkResult:
+        """Vector and fulltext lists over the owner's chunks valid at ``req.as_of``, fused by
+        RRF; the k best, each followed by its neighbours (``req.neighbours``)."""
+        store = self._docs(tenant)
+        filters = {"t": req.as_of or datetime.now(UTC), "keys": req.documents,
+                   "pairs": metadata_pairs(req.metadata) if req.metadata else None}
+        n = max(CANDIDATES, 2 * req.k)
+        lists: dict[str, list[tuple[str, float]]] = {}
+        t = perf_counter()
+        text_query = lucene_escape(req.query) if req.method != "vector" else ""
+        pending = None
+        if text_query and self._pool is not None and req.method == "rrf":
+            pending = self._pool.submit(store.fulltext_search, req.owner, text_query, n, 2,
+                                        filters)
+        if req.method != "fulltext":
+            vector = query_vectors(self._embedder, [req.query])[0]
+            _lap(timings, "embed", t)
+            t = perf_counter()
+            lists["vector"] = store.vector_search(req.owner, vector, n, 2, filters)
+            _lap(timings, "vector", t)
+        t = perf_counter()
+        if pending is not None:
+            lists["fulltext"] = pending.result()
+        elif text_query:
+            lists["fulltext"] = store.fulltext_search(req.owner, text_query, n, 2, filters)
+        _lap(timings, "fulltext", t)
+        t = perf_counter()
+        fused = fuse({name: [(id_, rank) for rank, (id_, _) in enumerate(hits)]
+                      for name, hits in lists.items()}, RRF_K)[:req.k]
+        found = {r["id"]: r for r in store.chunks([f.id for f in fused], req.neighbours)}
+        _lap(timings, "read", t)
+        out: list[ChunkHit] = []
+        seen: set[str] = set()
+        for f in fused:
+            hit = found.get(f.id)
+            if hit is None:
+                continue
+            around = sorted((r for r in found.values() if not r["hit"]
+                             and r["document_id"] == hit["document_id"]
+                             and abs(r["ordinal"] - hit["ordinal"]) <= req.neighbours
+                             and r["section_id"] == hit["section_id"]),
+                            key=lambda r: r["ordinal"])
+            for r in [hit, *around]:
+                if r["id"] in seen:
+                    continue
+                seen.add(r["id"])
+                out.append(_hit(r, f.score, list(f.rules), r["id"] == hit["id"]))
+        return ChunkResult(query=req.query, chunks=out)
+
+    # --- reads --------------------------------------------------------------------------------
+    def list(self, tenant: str, owner: str, after: str = "", limit: int = 50,
+             history: bool = False) -> list[Document]:
+        return [_document(r) for r in self._docs(tenant).list(owner, after, limit, history)]
+
+    def get(self, tenant: str, id_: str, with_text: bool = False) -> DocumentDetail:
+        row = self._docs(tenant).get(id_)
+        if row is None:
+            raise NotFound(f"no document {id_!r}")
+        return DocumentDetail(
+            document=_document(row["d"]), versions=[_document(v) for v in row["versions"]],
+            sections=[Section(id=s["id"], path=s["path"], level=s["level"], order=s["order"],
+                              start=s["start"], end=s["end"]) for s in row["sections"]],
+            text=row["d"]["text"] if with_text else None)
+
+    def version_at(self, tenant: str, owner: str, key: str, t: datetime) -> str:
+        found = self._docs(tenant).version_at(owner, key, t)
+        if found is None:
+            raise NotFound(f"no version of document {key!r} valid at {t.isoformat()}")
+        return found
+
+    def owner_of(self, tenant: str, id_: str) -> str | None:
+        return self._docs(tenant).owner_of(id_)
+
+
+def _lap(timings: Timings | None, stage: str, since: float) -> None:
+    if timings is not None:
+        timings[stage] = timings.get(stage, 0.0) + (perf_counter() - since) * 1000
+
+
+def _hit(r: Row, score: float, rules: list[str], core: bool) -> ChunkHit:
+    return ChunkHit(id=r["id"], document_id=r["document_id"], key=r["key"], version=r["version"],
+                    title=r["title"], section=list(r["section"] or []), start=r["start"],
+                    end=r["end"], text=r["text"], score=score if core else 0.0,
+                    rules=rules if core else [], core=core, ordinal=r["ordinal"])
+
+
+def _document(r: Row) -> Document:
+    return Document(
+        id=r["id"], owner=r["owner"], key=r["key"], version=r["version"], title=r.get("title"),
+        source_url=r.get("source_url"), media_type=r["media_type"],
+        metadata=json.loads(r.get("metadata_json") or "{}"), authors=r.get("authors") or [],
+        published=r.get("published"), doi=r.get("doi"), state=r["state"], chars=r["chars"],
+        chunks=r["chunk_count"], valid_from=r["valid_from"], valid_to=r.get("valid_to"),
+        recorded_at=r["recorded_at"], reason=r.get("reason"), content_hash=r["content_hash"])

@@ -1,0 +1,132 @@
+"""Documents in Neo4j, bound to one tenant: versions written under their key's lock in one
+transaction (with the embedding job of a large one), chunk recall lists, and reads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from neo4j import ManagedTransaction
+
+from graphmem import cypher
+from graphmem.errors import InvalidInput
+from graphmem.store.jobs import NewJob, enqueue_tx
+from graphmem.store.scope import scope_token
+from graphmem.store.tenant import TenantBound, first_fetch, ranked_search
+from graphmem.store.times import epoch_times
+
+if TYPE_CHECKING:
+    from graphmem.store.core import Row
+
+EMBED_DOCUMENT = "embed_document"
+"""The job kind that embeds a large document's chunks (payload: owner, id)."""
+
+
+def _q(tx: ManagedTransaction, name: str, **params: Any) -> list[Row]:
+    return [r.data() for r in tx.run(cypher.load(f"queries/documents/{name}"), params)]
+
+
+class DocumentStore(TenantBound):
+    def write(self, doc: Row, sections: list[Row], chunks: list[Row], content_hash: str,
+              reason: str | None, now: datetime, job: bool) -> tuple[str, Row | None, str | None]:
+        """Store a version of ``doc['owner']``'s ``doc['key']`` in ONE transaction, under the
+        key's lock: nothing when the current version has ``content_hash`` (returns its id and
+        row, and no job); else the new version (superseding the current one) and, with ``job``,
+        its embedding job. Returns (id, the previous current version or None, the job id)."""
+        tenant, owner, key = self.tenant, doc["owner"], doc["key"]
+
+        def work(tx: ManagedTransaction) -> tuple[str, Row | None, str | None]:
+            rows = _q(tx, "lock", tenant=tenant, owner=owner, key=key, now=now)
+            current = rows[0] if rows else None
+            if current is not None and current["content_hash"] == content_hash:
+                return current["id"], current, None
+            version = (current["version"] if current else 0) + 1
+            if current is not None and doc["valid_from"] < current["valid_from"].to_native():
+                raise InvalidInput("valid_from", f"before the current version's valid_from "
+                                   f"({current['valid_from'].to_native().isoformat()})")
+            id_ = f"{doc['id_prefix']}-v{version}"
+            props = {k: v for k, v in doc.items() if k != "id_prefix"}
+            props.update(id=id_, version=version, content_hash=content_hash)
+            secs = [{**s, "id": f"{id_}:s{s['order']}",
+                     "parent": None if s["parent"] is None else f"{id_}:s{s['parent']}"}
+                    for s in sections]
+            rows_c = [{**c, "id": f"{id_}:c{c['ordinal']}", "document_id": id_,
+                       "version": version,
+                       "section_id": None if c["section"] is None else f"{id_}:s{c['section']}"}
+                      for c in chunks]
+            for c in rows_c:
+                del c["section"]
+            _q(tx, "write", tenant=tenant, doc=props, previous=current and current["id"],
+               reason=reason, now=now, scope=scope_token(tenant, owner), sections=secs,
+               chunks=rows_c)
+            job_id = None
+            if job:
+                made = enqueue_tx(tx, tenant, [NewJob(EMBED_DOCUMENT, id_, {"owner": owner,
+                                                                           "id": id_}, owner)],
+                                  self._store.settings.job_max_attempts)
+                job_id = made[0]["id"] if made else None
+            return id_, current, job_id
+
+        result: tuple[str, Row | None, str | None] = self._store.write_tx(work)
+        return result
+
+    def reusable(self, owner: str, key: str, hashes: list[str]) -> dict[str, list[float]]:
+        """Embeddings of chunks of ``owner``'s ``key`` (any version) by content hash."""
+        if not hashes:
+            return {}
+        rows = self._run("queries/documents/reusable", owner=owner, key=key, hashes=hashes)
+        return {r["hash"]: r["embedding"] for r in rows}
+
+    def pending(self, id_: str, limit: int) -> list[Row]:
+        return self._run("queries/documents/pending", id=id_, limit=limit)
+
+    def set_embeddings(self, id_: str, rows: list[Row]) -> str | None:
+        """Store chunk embeddings; the document's state after (None: it is gone)."""
+        out = self._run("queries/documents/set_embeddings", write=True, id=id_, rows=rows)
+        return str(out[0]["state"]) if out else None
+
+    # --- recall -------------------------------------------------------------------------------
+    def vector_search(self, owner: str, vector: list[float], k: int, overfetch: int,
+                      filters: Row) -> list[tuple[str, float]]:
+        """Approximate, over-fetched then filtered; exact when the filters leave it short."""
+        params = {"owner": owner, "vector": vector, **filters}
+        hits, exhausted = ranked_search(self._run_plain, "queries/documents/vector_search", k,
+                                        overfetch, params, widen=False)
+        if len(hits) < k and not exhausted:
+            hits = [(r["id"], r["score"]) for r in self._run_plain(
+                "queries/documents/vector_search_exact", k=k, **params)]
+        return hits
+
+    def fulltext_search(self, owner: str, query: str, k: int, overfetch: int,
+                        filters: Row) -> list[tuple[str, float]]:
+        params = {"owner": owner, "query": query, **filters}
+        return ranked_search(self._run_plain, "queries/documents/fulltext_search", k, overfetch,
+                             params, max_fetch=first_fetch(k, overfetch) * 16)[0]
+
+    def chunks(self, ids: list[str], reach: int = 0) -> list[Row]:
+        if not ids:
+            return []
+        rows = self._run_plain("queries/documents/chunks", ids=ids, reach=reach)
+        return list(rows[0]["chunks"]) if rows else []
+
+    # --- reads --------------------------------------------------------------------------------
+    def list(self, owner: str, after: str, limit: int, history: bool) -> list[Row]:
+        rows = self._run("queries/documents/list", owner=owner, after=after, limit=limit,
+                         history=history)
+        return [epoch_times(r["d"]) for r in rows]
+
+    def get(self, id_: str) -> Row | None:
+        rows = self._run("queries/documents/get", id=id_)
+        if not rows:
+            return None
+        row = rows[0]
+        return {"d": epoch_times(row["d"]), "versions": [epoch_times(v) for v in row["versions"]],
+                "sections": row["sections"]}
+
+    def version_at(self, owner: str, key: str, t: datetime) -> str | None:
+        rows = self._run("queries/documents/version_at", owner=owner, key=key, t=t)
+        return str(rows[0]["id"]) if rows else None
+
+    def owner_of(self, id_: str) -> str | None:
+        rows = self._run("queries/documents/owner_of", id=id_)
+        return str(rows[0]["owner"]) if rows else None

@@ -1,0 +1,230 @@
+"""Documents against the real Neo4j: every format stored over HTTP (JSON and upload) with its
+sections and exact offsets; chunk search with citations; versions (superseding, as_of, unchanged
+content a no-op, embeddings reused); bad files refused with nothing written; a large document
+embedded by the background job; owners and tenants isolated."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from graphmem.access import Access
+from graphmem.config import Settings, hash_api_key
+from graphmem.documents.models import ChunkSearch, DocumentIn
+from graphmem.documents.service import Documents
+from graphmem.service import Memory
+from tests.integration.conftest import auth
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "documents"
+FILES = {"note.txt": "text/plain", "guide.md": "text/markdown", "page.html": "text/html",
+         "report.pdf": "application/pdf"}
+
+
+def _owner() -> str:
+    return f"doc-{uuid.uuid4().hex[:10]}"
+
+
+def _json(owner: str, name: str, key: str | None = None, **extra: Any) -> dict[str, Any]:
+    raw = (FIXTURES / name).read_bytes()
+    content = base64.b64encode(raw).decode() if name.endswith(".pdf") else raw.decode()
+    return {"owner": owner, "key": key or name, "media_type": FILES[name], "content": content,
+            **extra}
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_each_format_is_stored_with_sections_and_exact_offsets(api: TestClient,
+                                                                name: str) -> None:
+    who = _owner()
+    r = api.post("/v1/documents", json=_json(who, name), headers=auth())
+    assert r.status_code == 201, r.text
+    wrote = r.json()
+    assert wrote["action"] == "created" and wrote["state"] == "ready" and wrote["chunks"] >= 1
+    got = api.get(f"/v1/documents/{wrote['id']}", params={"with_text": "true"},
+                  headers=auth()).json()
+    text = got["text"]
+    if name in ("note.txt", "guide.md"):  # offsets point into the source itself
+        assert text == (FIXTURES / name).read_text()
+    titles = [s["path"][-1] for s in got["sections"]]
+    expected = {"note.txt": ["Weather", "Supplies"],
+                "guide.md": ["Onboarding guide", "Accounts", "Passwords", "Expenses"],
+                "page.html": ["Tidal energy primer", "Barrages", "Stream generators"],
+                "report.pdf": []}[name]
+    assert titles == expected
+    if name == "guide.md":
+        assert got["sections"][2]["path"] == ["Onboarding guide", "Accounts", "Passwords"]
+    hits = api.post("/v1/documents/search", json={"owner": who, "query": "password rotation "
+                    "tides oil glacier", "k": 20}, headers=auth()).json()["chunks"]
+    assert hits
+    for h in hits:  # every citation is the exact text at its offsets
+        assert text[h["start"]:h["end"]] == h["text"]
+        assert h["document_id"] == wrote["id"] and h["version"] == 1
+    if name == "page.html":
+        assert "tracking" not in text and "Copyright" not in text
+        assert got["document"]["authors"] == ["Ada Marsh"]
+        assert got["document"]["doi"] == "10.1234/tidal.2020.7"
+
+
+def test_an_upload_is_stored_as_its_json_twin(api: TestClient) -> None:
+    who = _owner()
+    with (FIXTURES / "report.pdf").open("rb") as f:
+        r = api.post("/v1/documents", data={"owner": who, "key": "report",
+                                            "metadata": '{"team": "glaciers"}'},
+                     files={"file": ("report.pdf", f, "application/pdf")}, headers=auth())
+    assert r.status_code == 201, r.text
+    again = api.post("/v1/documents", json=_json(who, "report.pdf", key="report",
+                                                 metadata={"team": "glaciers"}), headers=auth())
+    assert again.json()["action"] == "unchanged" and again.json()["id"] == r.json()["id"]
+    doc = api.get(f"/v1/documents/{r.json()['id']}", headers=auth()).json()["document"]
+    assert doc["title"] == "Glacier retreat report" and doc["metadata"] == {"team": "glaciers"}
+    hits = api.post("/v1/documents/search", json={
+        "owner": who, "query": "when will small glaciers disappear", "k": 1,
+        "metadata": {"team": "glaciers"}}, headers=auth()).json()["chunks"]
+    assert "2060" in hits[0]["text"]
+    none = api.post("/v1/documents/search", json={
+        "owner": who, "query": "glaciers", "metadata": {"team": "other"}}, headers=auth())
+    assert none.json()["chunks"] == []
+
+
+def test_versions_supersede_keep_history_and_reuse_embeddings(api: TestClient,
+                                                              cypher: Any) -> None:
+    who = _owner()
+    v1 = "# Plan\n\nWe meet on Mondays at nine.\n\n## Food\n\nLunch is pizza on Fridays.\n"
+    v2 = "# Plan\n\nWe meet on Tuesdays at ten.\n\n## Food\n\nLunch is pizza on Fridays.\n"
+    body = {"owner": who, "key": "plan", "media_type": "text/markdown",
+            "valid_from": "2026-01-01T00:00:00Z"}
+    first = api.post("/v1/documents", json={**body, "content": v1}, headers=auth()).json()
+    same = api.post("/v1/documents", json={**body, "content": v1}, headers=auth()).json()
+    assert same["action"] == "unchanged" and same["id"] == first["id"]
+    second = api.post("/v1/documents", json={**body, "content": v2, "reason": "new day",
+                                             "valid_from": "2026-02-01T00:00:00Z"},
+                      headers=auth()).json()
+    assert second["action"] == "versioned" and second["version"] == 2
+    assert second["supersedes"] == first["id"]
+    assert second["reused"] == 1 and second["embedded_now"] == 1  # the Food chunk kept its own
+    rel = cypher("MATCH (n:Document {id: $a})-[s:SUPERSEDES]->(o:Document {id: $b}) "
+                 "RETURN s.reason AS reason", a=second["id"], b=first["id"])
+    assert rel == [{"reason": "new day"}]
+    now = api.post("/v1/documents/search", json={"owner": who, "query": "when do we meet",
+                                                  "k": 1}, headers=auth()).json()["chunks"]
+    assert "Tuesdays" in now[0]["text"] and now[0]["version"] == 2
+    then = api.post("/v1/documents/search", json={
+        "owner": who, "query": "when do we meet", "k": 1, "as_of": "2026-01-15T00:00:00Z"},
+        headers=auth()).json()["chunks"]
+    assert "Mondays" in then[0]["text"] and then[0]["version"] == 1
+    old = api.get("/v1/documents", params={"owner": who, "key": "plan",
+                                           "as_of": "2026-01-15T00:00:00Z"}, headers=auth())
+    assert [d["id"] for d in old.json()] == [first["id"]]
+    detail = api.get(f"/v1/documents/{first['id']}", headers=auth()).json()
+    assert [v["version"] for v in detail["versions"]] == [2, 1]
+    assert detail["document"]["valid_to"].startswith("2026-02-01")
+    listed = api.get("/v1/documents", params={"owner": who}, headers=auth()).json()
+    assert [d["id"] for d in listed] == [second["id"]]
+    earlier = api.post("/v1/documents", json={**body, "content": "x y z",
+                                              "valid_from": "2025-01-01T00:00:00Z"},
+                       headers=auth())
+    assert earlier.status_code == 422 and earlier.json()["field"] == "valid_from"
+
+
+@pytest.mark.parametrize(("name", "media", "status", "field"), [
+    ("scanned.pdf", "application/pdf", 422, "content"),
+    ("broken.pdf", "application/pdf", 422, "content"),
+    ("note.txt", "application/msword", 415, "media_type"),
+])
+def test_bad_files_are_refused_and_nothing_is_written(api: TestClient, cypher: Any, name: str,
+                                                      media: str, status: int,
+                                                      field: str) -> None:
+    who = _owner()
+    raw = (FIXTURES / name).read_bytes()
+    content = base64.b64encode(raw).decode() if name.endswith(".pdf") else raw.decode()
+    r = api.post("/v1/documents", json={"owner": who, "key": "k", "media_type": media,
+                                        "content": content}, headers=auth())
+    assert r.status_code == status, r.text
+    assert r.json()["field"] == field
+    if name == "scanned.pdf":
+        assert "no text layer" in r.json()["detail"]
+    assert cypher("MATCH (n {owner: $o}) RETURN count(n) AS n", o=who) == [{"n": 0}]
+
+
+def test_limits_answer_413_naming_the_field(settings: Settings, memory: Memory,
+                                            tenant: str) -> None:
+    small = settings.model_copy(update={"max_document_chars": 100, "max_document_chunks": 2})
+    docs = Documents(small, memory.store, memory.embedder)
+    from graphmem.errors import TooLarge
+    with pytest.raises(TooLarge) as chars:
+        docs.ingest(tenant, DocumentIn(owner="o", key="k", content="word " * 50))
+    assert chars.value.field == "content" and chars.value.limit == 100
+    many = Documents(small.model_copy(update={"document_chunk_tokens": 16,
+                                              "max_document_chars": 10_000}),
+                     memory.store, memory.embedder)
+    with pytest.raises(TooLarge) as chunks:
+        many.ingest(tenant, DocumentIn(owner="o", key="k", content=" ".join(
+            ["Many words here make many small chunks of text."] * 8)))
+    assert chunks.value.field == "content" and chunks.value.limit == 2
+
+
+def test_a_large_document_is_embedded_by_the_background_job(settings: Settings,
+                                                             memory: Memory,
+                                                             tenant: str) -> None:
+    later = Documents(settings.model_copy(update={"document_inline_chunks": 0}), memory.store,
+                      memory.embedder)
+    text = "\n".join(f"Paragraph {i} tells of the harbour crane number {i} and its load of "
+                     f"timber." for i in range(6))
+    wrote = later.ingest(tenant, DocumentIn(owner="o", key="big", content=text))
+    assert wrote.state == "embedding" and wrote.job is not None
+    by_words = later.search(tenant, ChunkSearch(owner="o", query="crane timber",
+                                                method="fulltext"))
+    assert by_words.chunks  # searchable by its words at once
+    assert later.search(tenant, ChunkSearch(owner="o", query="crane",
+                                            method="vector")).chunks == []
+    job = memory.jobs.get(tenant, wrote.job)
+    result = later.embed_pending(tenant, wrote.id)
+    assert job.kind == "embed_document" and result["state"] == "ready"
+    assert later.get(tenant, wrote.id).document.state == "ready"
+    assert later.search(tenant, ChunkSearch(owner="o", query="crane", method="vector")).chunks
+
+
+@pytest.fixture
+def limited(settings: Settings, memory: Memory, tenant: str) -> Iterator[dict[str, Any]]:
+    from graphmem.api.app import create_app
+
+    alice, bob = _owner(), _owner()
+    grants: dict[str, str | Access] = {
+        "full": tenant, "alice": Access(tenant=tenant, owners=frozenset({alice}))}
+    s = settings.model_copy(update={"api_keys": {hash_api_key(k): g for k, g in grants.items()}})
+    with TestClient(create_app(s, memory)) as client:
+        yield {"client": client, "alice": alice, "bob": bob}
+
+
+def test_a_key_limited_to_some_owners_learns_nothing_of_others(limited: dict[str, Any]) -> None:
+    c, alice, bob = limited["client"], limited["alice"], limited["bob"]
+    bobs = c.post("/v1/documents", json=_json(bob, "guide.md"), headers=auth("full")).json()
+    mine = c.post("/v1/documents", json=_json(alice, "guide.md"), headers=auth("alice"))
+    assert mine.status_code == 201 and mine.json()["id"] != bobs["id"]  # keys are per owner
+    assert mine.json()["action"] == "created"
+    refused = c.post("/v1/documents", json=_json(bob, "note.txt"), headers=auth("alice"))
+    assert refused.status_code == 403
+    unknown = c.get(f"/v1/documents/{bobs['id']}", headers=auth("alice"))
+    never = c.get("/v1/documents/d-never-stored-v1", headers=auth("alice"))
+    assert unknown.status_code == never.status_code == 404
+    assert unknown.json()["detail"].replace(bobs["id"], "X") == \
+        never.json()["detail"].replace("d-never-stored-v1", "X")
+    assert c.get("/v1/documents", params={"owner": bob}, headers=auth("alice")).status_code == 403
+    assert c.post("/v1/documents/search", json={"owner": bob, "query": "passwords"},
+                  headers=auth("alice")).status_code == 403
+    hits = c.post("/v1/documents/search", json={"owner": alice, "query": "passwords"},
+                  headers=auth("alice")).json()["chunks"]
+    assert hits and all(h["document_id"] == mine.json()["id"] for h in hits)
+
+
+def test_tenants_do_not_see_each_others_documents(api: TestClient) -> None:
+    who = _owner()
+    wrote = api.post("/v1/documents", json=_json(who, "note.txt"), headers=auth("key-a")).json()
+    assert api.get(f"/v1/documents/{wrote['id']}", headers=auth("key-b")).status_code == 404
+    assert api.post("/v1/documents/search", json={"owner": who, "query": "keepers"},
+                    headers=auth("key-b")).json()["chunks"] == []

@@ -86,7 +86,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     runtime = _Runtime(settings, memory)
     # MCP over streamable HTTP at /mcp: same keys, same Memory, same logs and metrics. Imported
     # here: the SDK takes a second to import, which importers of this module need not pay.
-    from graphmem.mcp_server import http_endpoint
+    from graphmem.mcp.http import http_endpoint
 
     keys = KeyRing(settings)  # a keys file that cannot be read stops the start here
     mcp, mcp_lifespan = http_endpoint(runtime.ready_memory,

@@ -159,6 +159,10 @@ class Settings(BaseSettings):
     # --- API ----------------------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = 8000
+    mcp_tools: Literal["core", "all"] = Field(
+        default="core", description="The MCP tools offered (stdio and /mcp): core, six that "
+        "cover a turn (store messages, get context, query facts, store runs, search skills, "
+        "forget), or all of them")
     api_keys: dict[str, str | Access] = Field(
         default_factory=dict,
         description="sha256 hex of an API key -> its tenant's name (every owner, read and "

@@ -111,11 +111,17 @@ def mcp(
     port: Annotated[int | None, typer.Option()] = None,
     owner: Owners = None,
     read_only: ReadOnly = False,
+    tools: Annotated[str | None, typer.Option(
+        help="core (six tools that cover a turn: the default) or all (every tool)")] = None,
 ) -> None:
     """Serve MCP (Model Context Protocol) for Claude Desktop, Cursor and other agents: on
     stdin/stdout for one tenant (--owner, --read-only limit the agent; a read-only server
     offers only the tools that read), or with --transport http at /mcp of the HTTP API (API
     keys, each with what it grants)."""
+    if tools is not None:
+        if tools not in ("core", "all"):
+            raise typer.BadParameter(f"core or all, not {tools!r}", param_hint="--tools")
+        os.environ["GRAPHMEM_MCP_TOOLS"] = tools  # read by the Settings of every server process
     if transport == "http":
         if owner or read_only:
             raise typer.BadParameter("over http each API key says what it grants (graphmem "
@@ -124,11 +130,11 @@ def mcp(
         return
     if transport != "stdio":
         raise fail(ValueError(f"--transport must be stdio or http, not {transport!r}"))
-    from graphmem import mcp_server
+    from graphmem.mcp.stdio import run_stdio
 
     access = access_of(tenant, owner, read_only)
     try:
-        mcp_server.run_stdio(Settings(), access)
+        run_stdio(Settings(), access)
     except GraphMemError as exc:
         raise fail(exc) from exc
 

@@ -193,9 +193,10 @@ def test_mcp_examples_use_the_sdks_names() -> None:
 def test_mcp_tools_table_names_every_tool() -> None:
     import asyncio
 
-    from graphmem.mcp_server import build_server
+    from graphmem.mcp.tools import build_server
 
-    served = {t.name for t in asyncio.run(build_server(lambda ctx: None).list_tools())}
+    server = build_server(lambda ctx: None, tools="all")
+    served = {t.name for t in asyncio.run(server.list_tools())}
     table = _text(DOCS / "mcp.md").split("## Tools", 1)[1].split("\n## ", 1)[0]
     first_column = re.findall(r"^\| ([^|]+) \|", table, flags=re.M)
     named = {n for cell in first_column for n in re.findall(r"`([a-z_]+)`", cell)}

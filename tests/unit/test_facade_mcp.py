@@ -10,12 +10,13 @@ from unittest.mock import MagicMock
 from mcp import Client
 
 from graphmem.errors import InvalidInput, NotFound, StoreUnavailable
-from graphmem.mcp_server import build_server, describe
+from graphmem.mcp.errors import describe
+from graphmem.mcp.tools import build_server
 
 
 def call(tm: Any, name: str, args: dict[str, Any]) -> Any:
     async def main() -> Any:
-        async with Client(build_server(lambda _: tm)) as client:
+        async with Client(build_server(lambda _: tm, tools="all")) as client:
             return await client.call_tool(name, args)
 
     return asyncio.run(main())
@@ -28,7 +29,7 @@ def text(result: Any) -> str:
 
 def test_tools_describe_themselves_for_a_model() -> None:
     async def main() -> Any:
-        async with Client(build_server(lambda _: MagicMock())) as client:
+        async with Client(build_server(lambda _: MagicMock(), tools="all")) as client:
             return (await client.list_tools()).tools
 
     tools = {t.name: t for t in asyncio.run(main())}

@@ -1,4 +1,4 @@
-"""`graphmem.mcp_server.PlainErrors` straight through ASGI: the MCP SDK's plain-text or bodyless
+"""`graphmem.mcp.http.PlainErrors` straight through ASGI: the MCP SDK's plain-text or bodyless
 HTTP errors become problem+json (keeping headers such as ``Allow``); JSON-RPC errors and
 successful replies pass unchanged."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from graphmem.mcp_server import PlainErrors
+from graphmem.mcp.http import PlainErrors
 
 
 def answer(status: int, body: bytes, headers: list[tuple[bytes, bytes]],

@@ -95,7 +95,7 @@ docs-reference: setup
 	HF_HUB_OFFLINE=1 $(BIN)/python scripts/gen_docs_reference.py
 
 ts-pack: setup
-	PYTHON=$(BIN)/python scripts/ts_pack.sh
+	PYTHON=$(abspath $(BIN))/python scripts/ts_pack.sh
 
 neo4j-start: setup
 	$(BIN)/graphmem neo4j start

@@ -117,6 +117,8 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         drain(memory, TENANT)
         done = gm.jobs(state="done").jobs
         assert any(j.id == mine[0].id for j in done)
+        one = gm.job(mine[0].id)
+        assert (one.id, one.state, one.kind) == (mine[0].id, "done", "form_session")
         rerun = gm.rerun_job(mine[0].id)
         assert rerun.state == "pending"
         with pytest.raises(Conflict):

@@ -332,14 +332,20 @@ class SearchRequest(_Strict):
     session_id: str | None = None
     time_from: UtcDatetime | None = Field(default=None, description="inclusive, event time")
     time_to: UtcDatetime | None = Field(default=None, description="exclusive, event time")
-    k: int = Field(default=10, ge=1, le=200, description="How many hits (nuclei) to expand")
+    k: int = Field(default=10, ge=1, le=200, description="How many hits to return; an expanding "
+                   "method gives each its neighbouring turns in `window` (not counted as hits)")
     expand: Expand | None = Field(
         default=None, description="Window around each hit; default: the preset's (1 before, 2 "
         "after in the default preset)")
     method: Method = "rrf_expand"
     max_messages: int | None = Field(
-        default=None, ge=1, le=1000, description="Budget of returned messages after expansion"
+        default=None, ge=1, le=1000, description="Instead of k: the number of messages "
+        "returned, all as hits (no windows): the best by score after expansion, so a turn next "
+        "to strong hits (rule `neighbour`) may come before a weaker hit"
     )
+    order: Literal["relevance", "time"] = Field(
+        default="relevance", description="The order of `hits`: best first, or in time (event "
+        "time, then arrival). The rendered `context` is in time either way")
     preset: str | None = Field(default=None, description="Named retrieval preset")
     units: Units = Field(
         default="messages", description="What to recall: raw messages, observations, or both "
@@ -348,8 +354,10 @@ class SearchRequest(_Strict):
     metadata: MetadataFilter | None = Field(default=None, description=METADATA_FILTER,
                                             examples=[{"channel": "slack"}])
     as_of: UtcDatetime | None = Field(
-        default=None, description="Observations valid at this time (default: now); also the "
-        "'now' against which the query's own time expressions are resolved")
+        default=None, description="The search as of this time (default: now): observations "
+        "valid then, and no message, window or episode that happened after it (a message's "
+        "timestamp; a window's or an episode's last turn); also the 'now' against which the "
+        "query's own time expressions are resolved")
     time_hint: Literal["boost", "restrict", "off"] = Field(
         default="boost", description="When the query names a time ('in May 2023', 'last "
         "year'): boost the messages of that time (an extra ranked list in the fusion of rrf and "
@@ -365,6 +373,17 @@ class SearchRequest(_Strict):
         return messages_only(value, info, {"messages"}, 'search units "messages"')
 
 
+class Turn(BaseModel):
+    """A message around a hit, returned as its context."""
+
+    id: str
+    text: str
+    speaker: str
+    timestamp: datetime
+    session_id: str
+    metadata: dict[str, Scalar] = Field(default_factory=dict, description="As it was sent")
+
+
 class Hit(BaseModel):
     id: str
     text: str
@@ -372,10 +391,16 @@ class Hit(BaseModel):
     timestamp: datetime
     session_id: str
     owner: str
-    score: float = Field(description="Fused score of the nucleus this message belongs to")
+    score: float = Field(description="Its score: fused (re-ranked by the learned model where "
+                         "one applies), plus what it earns beside other hits")
     rules: list[Rule]
-    nucleus: bool
+    nucleus: bool = Field(description="Found by the recall lists itself; false: a neighbouring "
+                          "turn taken under max_messages (rule `neighbour`)")
     metadata: dict[str, Scalar] = Field(default_factory=dict, description="As it was sent")
+    window: list[Turn] = Field(
+        default_factory=list, description="The turns around it in its session (the preset's "
+        "expansion: 1 before, 2 after by default), in time, the hit left out; empty under "
+        "max_messages and for methods that do not expand")
 
 
 class FactHit(BaseModel):
@@ -410,14 +435,16 @@ class UnitRef(BaseModel):
 class SearchResult(BaseModel):
     query: str
     method: Method
-    hits: list[Hit] = Field(description="Messages, in chronological order")
+    hits: list[Hit] = Field(description="At most k (or max_messages), best first (order=time: "
+                            "in time)")
     observations: list[FactHit] = Field(default_factory=list, description="Best first")
     episodes: list[EpisodeHit] = Field(default_factory=list, description="Best first")
     interleaved: list[UnitRef] = Field(
         default_factory=list,
         description="With units=both: message nuclei and observations alternately, each in its "
         "own rank order")
-    context: str
+    context: str = Field(description="The hits and their windows rendered for a prompt, in "
+                         "time (one block per run of consecutive turns), after the facts")
     context_tokens: int
     trace: SearchTrace | None = Field(
         default=None, description="Method iterative with trace=true: how the result was found")
@@ -482,6 +509,8 @@ class DeleteReport(BaseModel):
     windows: int = 0
     procedural: int = 0
     entities: int = 0
+    documents: int = Field(default=0, description="Document versions, their sections and "
+                           "chunks, and the owner's topics")
 
 
 # --- background jobs and audit queries, as the API shows them -----------------------------------
@@ -579,14 +608,15 @@ class ContextRequest(_Strict):
     session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=NAME,
                                    description="Only messages of this session")
     as_of: UtcDatetime | None = Field(
-        default=None, description="The question's date (default: now): facts valid then, and "
-        "the instant the question's own time expressions ('last year') are resolved against",
+        default=None, description="The question's date (default: now): facts valid then, no "
+        "message or episode that happened after it, and the instant the question's own time "
+        "expressions ('last year') are resolved against",
         examples=["2023-06-01T12:00:00Z"])
     max_tokens: int = Field(
         default=2000, ge=1, le=32_000, description="Budget of the rendered context, in the "
         "tokens `context_tokens` counts (words and punctuation marks)")
     k: int = Field(default=10, ge=1, le=50, description="Best hits per unit before packing "
-                   "(messages are expanded around each hit)")
+                   "(a message hit brings the turns around it, packed after every hit)")
     units: list[ContextUnit] = Field(
         default=["message", "episode", "fact"], min_length=1, max_length=4,
         description="Which units may enter the context; 'skill' adds the best skill (a method "
@@ -720,7 +750,7 @@ class AnswerResult(BaseModel):
 
 # --- forgetting one thing (DELETE /v1/messages/{id}, /v1/sessions/{id}, /v1/traces/{id}, ...) ---
 
-ForgetKind = Literal["message", "session", "trace", "fact", "messages"]
+ForgetKind = Literal["message", "session", "trace", "fact", "messages", "document"]
 
 
 def _one_filter(schema: dict[str, Any]) -> None:

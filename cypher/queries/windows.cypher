@@ -1,7 +1,8 @@
 // Purpose: the neighbourhood of each hit along NEXT: up to $before earlier and $after later
 //   messages of the same session (at most 21 each way), with the messages themselves, so that
 //   expansion needs no second round trip.
-// Parameters: $tenant, $ids, $before, $after
+// Parameters: $tenant, $ids, $before, $after, $as_of (nullable: only neighbours whose event
+//   time is at or before it)
 // Columns (one row): windows (a list with one map per hit found: id (the hit), earlier (the ids
 //   of the messages before it, oldest first), later (the ids of the messages after it, in
 //   order)); messages (each message of the windows once, hits included, as a list: id, owner,
@@ -17,11 +18,13 @@ MATCH (m:Message {tenant: $tenant, id: id})
 CALL (m) {
   OPTIONAL MATCH pb = (m)<-[:NEXT*1..21]-(:Message)
   WHERE length(pb) <= $before
+    AND ($as_of IS NULL OR all(n IN nodes(pb) WHERE n.timestamp <= $as_of))
   RETURN pb ORDER BY length(pb) DESC LIMIT 1
 }
 CALL (m) {
   OPTIONAL MATCH pa = (m)-[:NEXT*1..21]->(:Message)
   WHERE length(pa) <= $after
+    AND ($as_of IS NULL OR all(n IN nodes(pa) WHERE n.timestamp <= $as_of))
   RETURN pa ORDER BY length(pa) DESC LIMIT 1
 }
 WITH id, m,

@@ -49,7 +49,7 @@ class CachedReads(TenantStore):
         self._sessions: dict[str, str] = {}
         self._asked_sessions: set[str] = set()
         self._inside: dict[tuple[datetime, datetime], dict[str, bool]] = {}
-        self._windows: dict[tuple[int, int], Windows] = {}
+        self._windows: dict[tuple[int, int, datetime | None], Windows] = {}
 
     def sessions_of(self, ids: list[str]) -> dict[str, str]:
         missing = [i for i in ids if i not in self._asked_sessions]
@@ -66,11 +66,12 @@ class CachedReads(TenantStore):
             known.update((i, i in inside) for i in missing)
         return {i for i in ids if known[i]}
 
-    def windows(self, ids: list[str], before: int, after: int) -> Windows:
-        seen = self._windows.setdefault((before, after), Windows())
+    def windows(self, ids: list[str], before: int, after: int,
+                as_of: datetime | None = None) -> Windows:
+        seen = self._windows.setdefault((before, after, as_of), Windows())
         missing = [i for i in ids if i not in seen.windows]
         if missing:
-            got = super().windows(missing, before, after)
+            got = super().windows(missing, before, after, as_of)
             seen.windows.update(got.windows)
             seen.links.update(got.links)
             seen.records.update(got.records)

@@ -4,12 +4,13 @@ priority order, deduplicated and cut to a token budget, then rendered with a sho
 (``e1`` .. ``eN``) on every line. Pure: no database, no model.
 
 Priority: the skills first when asked for (methods for the task at hand, best first), then the
-hits themselves (core), taking turns by unit (a message hit, a fact, an episode, the next
-message hit, ...: scores of different units are never compared), then the turns added around
-message hits, best first. A unit offered twice (same unit and id) is kept once. Units are then
-taken in that order while the rendered context stays within the budget; a unit that does not
-fit is left out (and named) and smaller ones after it may still enter. The budget counts every
-token of the rendered context, headers and evidence ids included.
+message hits and facts, taking turns (a message hit, a fact, the next message hit, ...: scores
+of different units are never compared), then the episodes (a fact states in a line what an
+episode tells in a paragraph: under a small budget the fact is kept), then the turns around
+message hits, those of the best hit first. A unit offered twice (same unit and id) is kept
+once. Units are then taken in that order while the rendered context stays within the budget;
+a unit that does not fit is left out (and named) and smaller ones after it may still enter.
+The budget counts every token of the rendered context, headers and evidence ids included.
 """
 
 from __future__ import annotations
@@ -71,12 +72,18 @@ def _item(**fields: object) -> ContextItem:
 
 def pieces(result: SearchResult) -> tuple[list[Piece], list[Piece], list[Piece]]:
     """The units of one search result: (messages, facts, episodes). A message rests on itself,
-    an episode on its messages, a fact on its sources."""
+    an episode on its messages, a fact on its sources. The turns in a hit's window are
+    messages too, not core, scored as their hit."""
     messages = [Piece(_item(unit="message", id=h.id, text=h.text, at=h.timestamp,
                             sources=[h.id], core=h.nucleus, score=h.score, rules=h.rules,
                             speaker=h.speaker, session_id=h.session_id,
                             metadata=h.metadata), n)
                 for n, h in enumerate(result.hits)]
+    messages += [Piece(_item(unit="message", id=t.id, text=t.text, at=t.timestamp,
+                             sources=[t.id], core=False, score=h.score, rules=["neighbour"],
+                             speaker=t.speaker, session_id=t.session_id,
+                             metadata=t.metadata), len(messages) + n)
+                 for n, (h, t) in enumerate((h, t) for h in result.hits for t in h.window)]
     facts = [Piece(_item(unit="fact", id=f.id, text=f.content, at=f.valid_from,
                          sources=f.sources, core=True, score=f.score, rules=f.rules,
                          subject=f.subject, type=f.type, valid_from=f.valid_from,
@@ -102,12 +109,13 @@ def skill_piece(skill: Skill) -> Piece:
 
 def prioritise(messages: Sequence[Piece], facts: Sequence[Piece],
                episodes: Sequence[Piece], skills: Sequence[Piece] = ()) -> list[Piece]:
-    """The skills first, then core units, one of each unit in turn (message hits best first,
-    facts and episodes in their rank order), then the other messages, best first."""
+    """The skills first, then message hits and facts in turn (hits best first, facts in their
+    rank order), then the episodes in their rank order, then the other messages, best first
+    (ties: in the order given)."""
     hits = sorted((m for m in messages if m.item.core), key=lambda m: -m.item.score)
     rest = sorted((m for m in messages if not m.item.core), key=lambda m: -m.item.score)
-    turns = [p for trio in zip_longest(hits, facts, episodes) for p in trio if p is not None]
-    return [*skills, *turns, *rest]
+    turns = [p for pair in zip_longest(hits, facts) for p in pair if p is not None]
+    return [*skills, *turns, *episodes, *rest]
 
 
 def _line(item: ContextItem) -> str:

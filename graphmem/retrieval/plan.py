@@ -92,6 +92,11 @@ class Plan:
     """The learned re-ranking of the fused candidates before expansion (`rerank`); None: the
     fused order stands (no ranker for these lists, see `reranked_lists`; no expansion; or
     ``rerank`` off)."""
+    as_of: datetime | None = None
+    """The request's ``as_of``: no unit that happened after it is recalled or added around a
+    hit (None: no such limit; ``now`` still resolves the query's times)."""
+    order: Literal["relevance", "time"] = "relevance"
+    """The order of the reply's hits."""
 
     @property
     def messages(self) -> bool:
@@ -148,7 +153,8 @@ def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
         window_matched_only=rs.window_matched_only, session_id=req.session_id,
         time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
         sparse_weight=rs.sparse_weight, graph=graph,
-        ranker=ranker, metadata=metadata.condition(req.metadata),
+        ranker=ranker, metadata=metadata.condition(req.metadata), as_of=req.as_of,
+        order=req.order,
     )
 
 

@@ -156,7 +156,8 @@ class EpisodeRetriever(Retriever):
         self._store = store
 
     def _search(self, index: Index, query: Query, param: dict[str, Any]) -> list[dict[str, Any]]:
-        hits = self._store.search(index, query.owner, query.k, query.overfetch, **param)
+        hits = self._store.search(index, query.owner, query.k, query.overfetch,
+                                  query.filters.as_of, **param)
         return rows_of(hits)
 
 

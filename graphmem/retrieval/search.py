@@ -1,6 +1,7 @@
 """One search as a pipeline: the request resolved into a `Plan`, the query embedded once, one
 retriever per unit giving ranked lists, pure fusion (with the time and session lists), pure
-expansion and selection, chronological packing. Given a ``timings`` map, a search adds the
+expansion and selection, packing: the hits best first (or in time), each with the turns
+around it, and the context rendered in time. Given a ``timings`` map, a search adds the
 milliseconds of each stage to it (`STAGES`); without one, nothing is timed."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from graphmem.embedders.sparse import QUERY_TOP, SparseEncoder, query_text
 from graphmem.embeddings import Embedder, QueryMemo, query_vectors
 from graphmem.entities.extract import query_mentions
 from graphmem.metadata import Condition
-from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, UnitRef
+from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, Turn, UnitRef
 from graphmem.retrieval import graph
 from graphmem.retrieval.context import estimate_tokens, render, render_facts
 from graphmem.retrieval.expansion import Selected, clusters, select, select_heads
@@ -116,13 +117,14 @@ def search(
     if plan.observations:  # the query's vector is the memo's by now
         observations = _observations(facts, embedder, plan, pool)
     t = clock(timings)
-    result = pack(req, selected, records, links, observations, plan.normalise_time)
+    result = pack(req, selected, records, links, observations, plan.normalise_time,
+                  plan.expand if plan.budget is None else None)
     lap(timings, "pack", t)
     return result if trace is None else result.model_copy(update={"trace": trace})
 
 
 def _filters(plan: Plan) -> Filters:
-    return Filters(plan.session_id, plan.time_from, plan.time_to, plan.metadata)
+    return Filters(plan.session_id, plan.time_from, plan.time_to, plan.metadata, plan.as_of)
 
 
 def _query(plan: Plan, k: int, embedder: Embedder | None = None,
@@ -263,7 +265,8 @@ def select_messages(
             if depth - heads <= SHARED_READ:
                 # one query: the windows of every candidate re-ranked, whose messages the
                 # ranker reads (the heads it puts first are among them and keep their windows)
-                got = matching_windows(store.windows(ids, *plan.expand), plan.metadata)
+                got = matching_windows(store.windows(ids, *plan.expand, plan.as_of),
+                                       plan.metadata)
                 t = lap(timings, "expansion", t)
                 read = got.records
             else:  # their messages, then only the heads' windows
@@ -271,8 +274,8 @@ def select_messages(
             fused = rerank(plan.ranker, plan.query, fused, {**lists, **derived}, read, depth)
             t = lap(timings, "rerank", t)
         if got is None:
-            got = matching_windows(store.windows([f.id for f in fused[:heads]], *plan.expand),
-                                   plan.metadata)
+            got = matching_windows(store.windows([f.id for f in fused[:heads]], *plan.expand,
+                                                 plan.as_of), plan.metadata)
             t = lap(timings, "expansion", t)
         selected = select_heads(fused, got.windows, budget, plan.k, plan.decay)
         lap(timings, "select", t)
@@ -342,7 +345,8 @@ def _fuse(store: TenantStore, lists: dict[str, Ranked], plan: Plan,
                                            plan.session_depth)
     if plan.graph is not None:
         walked["graph"] = graph_list(store, fused, plan.query, plan.owner, plan.now, plan.graph)
-        if plan.metadata:  # the walk reaches messages through entities, whatever their metadata
+        if plan.metadata or plan.as_of:  # the walk reaches messages through entities,
+            # whatever their metadata and time
             allowed = store.matching([c.id for c in walked["graph"]], _filters(plan))
             walked["graph"] = [c for c in walked["graph"] if c.id in allowed]
         derived["graph"] = [(c.id, c.rank) for c in walked["graph"]]
@@ -433,34 +437,37 @@ def pack(
     links: set[tuple[str, str]],
     observations: Sequence[FactHit] = (),
     normalise_time: bool = True,
+    reach: tuple[int, int] | None = None,
 ) -> SearchResult:
-    """Order the chosen messages in time, merge touching ones into clusters, interleave the
-    ranked units, render the context (facts first, then one block per cluster)."""
+    """The reply. With ``reach`` (before, after): the hits are the best ``req.k`` nuclei, each
+    with the turns around it (up to ``before`` earlier and ``after`` later consecutive ones
+    chosen) in its ``window``; without: every chosen message is a hit (a message budget, or no
+    expansion). Hits best first (``req.order`` ``time``: in time); the context renders hits
+    and windows in time, one block per run of consecutive turns, after the facts."""
     present = [s for s in selected if s.id in records]
-    present.sort(key=lambda s: _order(records[s.id], s.id))
-    hits = [
-        Hit(
-            id=s.id,
-            text=records[s.id]["text"],
-            speaker=records[s.id]["speaker"],
-            timestamp=records[s.id]["timestamp"],
-            session_id=records[s.id]["session_id"],
-            owner=records[s.id]["owner"],
-            score=s.score,
-            rules=list(s.rules),  # type: ignore[arg-type]
-            nucleus=s.nucleus,
-            metadata=json.loads(records[s.id].get("metadata_json") or "{}"),
-        )
-        for s in present
-    ]
-    by_id = {h.id: h for h in hits}
-    runs = clusters([h.id for h in hits], links)
-    blocks = [[by_id[i] for i in run] for run in runs]
+    by_time = sorted(present, key=lambda s: _order(records[s.id], s.id))
+    runs = clusters([s.id for s in by_time], links)
+    chosen = sorted(present, key=lambda s: -s.score)  # stable: ties keep the selection's order
+    windows: dict[str, list[str]] = {}
+    if reach is not None:
+        chosen = [s for s in chosen if s.nucleus][: req.k]
+        where = {id_: (run, n) for run in runs for n, id_ in enumerate(run)}
+        before, after = reach
+        for s in chosen:
+            run, n = where[s.id]
+            windows[s.id] = [*run[max(0, n - before):n], *run[n + 1:n + 1 + after]]
+    if req.order == "time":
+        chosen.sort(key=lambda s: _order(records[s.id], s.id))
+    hits = [_hit(s, records[s.id], [_turn(records[i]) for i in windows.get(s.id, ())])
+            for s in chosen]
+    shown = {h.id for h in hits} | {t.id for h in hits for t in h.window}
+    turns = {s.id: _turn(records[s.id]) for s in by_time if s.id in shown}
+    blocks = [[turns[i] for i in run] for run in clusters(list(turns), links)]
     parts = [render_facts(observations), render(blocks, normalise_time)]
     context = "\n\n".join(p for p in parts if p)
     interleaved: list[UnitRef] = []
     if req.units == "both":
-        nuclei = [s.id for s in sorted(present, key=lambda s: -s.score) if s.nucleus]
+        nuclei = [h.id for h in sorted(hits, key=lambda h: -h.score) if h.nucleus]
         for m, o in zip_longest(nuclei, [o.id for o in observations]):
             if m is not None:
                 interleaved.append(UnitRef(unit="message", id=m))
@@ -472,10 +479,30 @@ def pack(
     )
 
 
+def _hit(s: Selected, record: Mapping[str, Any], window: list[Turn]) -> Hit:
+    return Hit(id=s.id, text=record["text"], speaker=record["speaker"],
+               timestamp=record["timestamp"], session_id=record["session_id"],
+               owner=record["owner"], score=s.score, rules=list(s.rules),  # type: ignore[arg-type]
+               nucleus=s.nucleus, metadata=json.loads(record.get("metadata_json") or "{}"),
+               window=window)
+
+
+def _turn(record: Mapping[str, Any]) -> Turn:
+    return Turn(id=record["id"], text=record["text"], speaker=record["speaker"],
+                timestamp=record["timestamp"], session_id=record["session_id"],
+                metadata=json.loads(record.get("metadata_json") or "{}"))
+
+
+def returned_ids(result: SearchResult) -> list[str]:
+    """Every message a result returns: its hits, then their windows' turns, each once."""
+    return list(dict.fromkeys([*(h.id for h in result.hits),
+                               *(t.id for h in result.hits for t in h.window)]))
+
+
 def _order(record: Mapping[str, Any], id_: str) -> tuple[Any, ...]:
     """Event time, then the order of arrival: the same order as the NEXT chain."""
     return (record["timestamp"], record["session_id"], record.get("recorded_at") or 0,
             record.get("batch_index") or 0, id_)
 
 
-__all__ = ["Fused", "message_lists", "pack", "search"]
+__all__ = ["Fused", "message_lists", "pack", "returned_ids", "search"]

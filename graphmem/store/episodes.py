@@ -96,12 +96,14 @@ class EpisodeStore(TenantBound):
         return result
 
     def search(self, index: str, owner: str, k: int, overfetch: int,
-               **params: Any) -> list[tuple[str, float]]:
-        """Ranked episodes of an owner; ``index`` is ``vector`` or ``fulltext`` (nothing
-        filters the vector list's hits: `_vector_overfetch`)."""
+               as_of: datetime | None = None, **params: Any) -> list[tuple[str, float]]:
+        """Ranked episodes of an owner; ``index`` is ``vector`` or ``fulltext``. With
+        ``as_of``, only episodes whose turns were all sent by then (``reported_until <=
+        as_of``; what they tell may lie later, a plan), filtered after the vector index
+        (`_vector_overfetch`)."""
         if index == "vector":
-            overfetch = self._vector_overfetch(overfetch, filtered_after=False)
+            overfetch = self._vector_overfetch(overfetch, filtered_after=as_of is not None)
         return ranked_search(
-            self._run,
-            f"queries/episodes/{index}_search", k, overfetch, {"owner": owner, **params},
+            self._run, f"queries/episodes/{index}_search", k, overfetch,
+            {"owner": owner, "as_of": as_of, **params},
         )[0]

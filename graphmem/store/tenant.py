@@ -6,7 +6,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from neo4j import ManagedTransaction
@@ -51,18 +51,31 @@ class SearchFailed(Exception):
 
 @dataclass(frozen=True)
 class Filters:
-    """Restrictions every recall list applies (event time: from inclusive, to exclusive)."""
+    """Restrictions every recall list applies (event time: from inclusive, to exclusive;
+    ``as_of`` inclusive)."""
 
     session_id: str | None = None
     time_from: datetime | None = None
     time_to: datetime | None = None
     metadata: Condition | None = None
     """A metadata filter as `graphmem.metadata.condition` encodes it."""
+    as_of: datetime | None = None
+    """Only what happened at or before this instant (a unit's event time: a message's
+    timestamp, a window's or an episode's last turn)."""
+
+    def until(self) -> datetime | None:
+        """The exclusive end of event time the message lists read: ``time_to``, or the instant
+        just after ``as_of`` when that is earlier (stored times have microsecond precision, so
+        ``< as_of + 1 us`` is ``<= as_of``)."""
+        if self.as_of is None:
+            return self.time_to
+        cap = self.as_of + timedelta(microseconds=1)
+        return cap if self.time_to is None else min(self.time_to, cap)
 
     def params(self) -> dict[str, Any]:
         metadata = [c.param() for c in self.metadata] if self.metadata else None
         return {"session_id": self.session_id, "time_from": self.time_from,
-                "time_to": self.time_to, "metadata": metadata}
+                "time_to": self.until(), "metadata": metadata}
 
 
 @dataclass
@@ -203,7 +216,8 @@ class TenantStore(TenantBound):
     def delete_owner(self, owner: str, step: int = 5000) -> Row:
         """Forget everything of an owner, in bounded transactions; returns what was removed."""
         total = {"messages": 0, "sentences": 0, "sessions": 0, "facts": 0, "episodes": 0,
-                 "jobs": 0, "windows": 0, "procedural": 0, "entities": 0, "bookkeeping": 0}
+                 "jobs": 0, "windows": 0, "procedural": 0, "entities": 0, "documents": 0,
+                 "bookkeeping": 0}
         while True:
             row = self._run("queries/delete_owner_step", write=True, owner=owner, limit=step)[0]
             for key in total:
@@ -318,22 +332,27 @@ class TenantStore(TenantBound):
         return {r["id"]: r["session_id"] for r in found}
 
     def matching(self, ids: list[str], filters: Filters) -> set[str]:
-        """Those of ``ids`` whose metadata passes the filters' metadata condition."""
-        if not filters.metadata or not ids:
+        """Those of ``ids`` whose metadata passes the filters' metadata condition, and that
+        happened by the filters' ``as_of``."""
+        if not (filters.metadata or filters.as_of) or not ids:
             return set(ids)
-        rows = self._run_plain("queries/metadata_matching", ids=ids, **filters.params())
+        params = filters.params()
+        rows = self._run_plain("queries/metadata_matching", ids=ids, metadata=params["metadata"],
+                               time_to=params["time_to"] if filters.as_of else None)
         return set(rows[0]["ids"])
 
     def in_time_range(self, ids: list[str], start: datetime, end: datetime) -> set[str]:
         rows = self._run_plain("queries/in_time_range", ids=ids, start=start, end=end)
         return set(rows[0]["ids"])
 
-    def windows(self, ids: list[str], before: int, after: int) -> Windows:
+    def windows(self, ids: list[str], before: int, after: int,
+                as_of: datetime | None = None) -> Windows:
         """Each hit's window along NEXT, the NEXT pairs seen (one step past each end too, so
-        that windows that merely touch are known to be consecutive), and the messages read."""
+        that windows that merely touch are known to be consecutive), and the messages read;
+        with ``as_of``, no neighbour that happened after it."""
         reach = (before + 1, after + 1)
         name = "queries/windows_near" if max(reach) <= NEAR_REACH else "queries/windows"
-        row = self._run_plain(name, ids=ids, before=reach[0], after=reach[1])[0]
+        row = self._run_plain(name, ids=ids, before=reach[0], after=reach[1], as_of=as_of)[0]
         out = Windows(records={m[0]: window_message(m) for m in row["messages"]})
         for w in row["windows"]:
             out.links.update(itertools.pairwise((*w["earlier"], w["id"], *w["later"])))

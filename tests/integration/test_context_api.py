@@ -55,7 +55,7 @@ def context(api: TestClient, key: str = "key-a", **body: Any) -> dict[str, Any]:
 
 def test_mixed_units_with_sources(api: TestClient, alice: str) -> None:
     got = context(api, query="where does she live and work?", owner=alice,
-                  as_of="2023-03-01T00:00:00Z")
+                  as_of="2023-05-09T00:00:00Z")  # the day after the talk: Lisbon still
     units = {i["unit"] for i in got["items"]}
     assert units == {"message", "episode", "fact"}, got["items"]
     ids = {f"{alice}-s1-{i}" for i in range(len(TURNS))}
@@ -85,6 +85,21 @@ def test_facts_valid_at_the_questions_time(api: TestClient, alice: str) -> None:
                   as_of="2023-03-01T00:00:00Z")
     assert "## facts valid at 2023-03-01" in got["context"]
     assert got["as_of"] == "2023-03-01T00:00:00Z"
+
+
+def test_nothing_after_as_of_enters(api: TestClient, alice: str) -> None:
+    """As of March 2023, the talk of 8 May has not happened: no message of it, no episode
+    formed from it; the fact valid then (from January) is all there is. As of 8 May 13:57, the
+    turns sent by then only."""
+    march = context(api, query="where does she live and work?", owner=alice,
+                    as_of="2023-03-01T00:00:00Z", trace=True)
+    assert [(i["unit"], i["text"]) for i in march["items"]] == [("fact", "lives in Lisbon")]
+    assert "Alfama" not in march["context"] and "balcony" not in march["context"]
+    mid = context(api, query="where does she live and work? bookshop balcony", owner=alice,
+                  as_of="2023-05-08T13:57:00Z", units=["message", "episode"])
+    sent = {f"{alice}-s1-{i}" for i in range(3)}  # turns 0-2: 13:56:00 to 13:57:00
+    assert mid["items"] and {i["id"] for i in mid["items"]} <= sent
+    assert "Alfama" not in mid["context"]
 
 
 def test_budget_keeps_hits_first(api: TestClient, alice: str) -> None:

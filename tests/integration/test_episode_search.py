@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from graphmem.models import MessageIn, SearchRequest
 from graphmem.retrieval import preset
 from graphmem.service import Memory
-from tests.integration.helpers import msg, owner
+from tests.integration.helpers import T0, msg, owner
 
 TALK = [
     "I went to a pottery class yesterday and made a bowl.",
@@ -59,6 +59,34 @@ def test_episodes_unit(memory: Memory, tenant: str) -> None:
                                                    units="episodes", max_messages=3))
     assert len(budgeted.episodes) == 1  # the first episode is kept whole, the budget is honest
     assert len(budgeted.hits) == len(budgeted.episodes[0].messages)
+
+
+def test_as_of_leaves_out_episodes_told_after_it(memory: Memory, tenant: str) -> None:
+    """An episode is in a search as of t only when every turn it rests on was sent by t (its
+    last turn, reported_until): a session a day later, or one still going on at t, is not."""
+    who = owner()
+    later = (T0 + timedelta(days=1)).isoformat()
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, text=t))
+                           for i, t in enumerate(TALK[:4])])
+    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, "s2", text=t, timestamp=later))
+                           for i, t in enumerate(TALK[4:])])
+    memory.former.form(tenant, who, "s1")
+    memory.former.form(tenant, who, "s2")
+    query = "the pottery class and the car alternator"
+    every = memory.search(tenant, SearchRequest(query=query, owner=who, units="episodes", k=5))
+    told = {e.id: max(h.timestamp for h in every.hits if h.id in e.messages)
+            for e in every.episodes}
+    assert {t.date() for t in told.values()} == {date(2023, 5, 8), date(2023, 5, 9)}
+    first_over = max(t for t in told.values() if t.day == 8)
+    for method in ("rrf", "vector", "fulltext"):
+        asked = SearchRequest(query=query, owner=who, units="episodes", k=5, method=method,
+                              as_of=first_over)
+        res = memory.search(tenant, asked)
+        assert res.episodes and all(told[e.id] <= first_over for e in res.episodes)
+        assert all(h.timestamp <= first_over for h in res.hits)
+        assert "alternator" not in res.context
+        before = asked.model_copy(update={"as_of": first_over - timedelta(seconds=1)})
+        assert all(told[e.id] < first_over for e in memory.search(tenant, before).episodes)
 
 
 def test_query_time_boosts_and_restricts(memory: Memory, tenant: str) -> None:

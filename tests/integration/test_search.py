@@ -1,7 +1,9 @@
-"""Hybrid recall on the real store: RRF of vector and fulltext, NEXT expansion, context."""
+"""Hybrid recall on the real store: RRF of vector and fulltext, NEXT expansion, context, and
+`as_of` held for every unit."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import anyio.to_thread
@@ -9,10 +11,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.models import MessageIn, SearchRequest
+from graphmem.retrieval.search import returned_ids
 from graphmem.service import Memory
 from graphmem.store.tenant import NEAR_REACH, Filters, Windows
 from tests.integration.conftest import auth
-from tests.integration.helpers import msg, owner
+from tests.integration.helpers import T0, msg, owner
 
 TALK = [
     "Hi! How was your weekend?",
@@ -55,14 +58,22 @@ def test_rrf_marks_rules_and_fuses(memory: Memory, tenant: str, talk: str) -> No
     assert top.score == pytest.approx(2 / 61, rel=0.05) or top.score <= 2 / 61
 
 
-def test_expansion_brings_neighbours_in_order(memory: Memory, tenant: str, talk: str) -> None:
+def test_k_hits_each_with_its_neighbours_as_its_window(memory: Memory, tenant: str,
+                                                       talk: str) -> None:
+    """k=1: one hit; the turns around it come as its window, not as hits; the context renders
+    them all in time."""
     res = _search(memory, tenant, query="Matterhorn", owner=talk, k=1,
                   expand={"before": 1, "after": 2})
-    ids = [h.id for h in res.hits]
-    assert ids == [f"{talk}-s1-{i}" for i in (2, 3, 4, 5)]
-    assert [h.rules for h in res.hits if not h.nucleus] == [["neighbour"]] * 3
+    assert [h.id for h in res.hits] == [f"{talk}-s1-3"]
+    assert [t.id for t in res.hits[0].window] == [f"{talk}-s1-{i}" for i in (2, 4, 5)]
+    assert returned_ids(res) == [f"{talk}-s1-{i}" for i in (3, 2, 4, 5)]
     assert res.context.count("## session") == 1
-    assert "Matterhorn" in res.context and res.context_tokens > 10
+    lines = res.context.splitlines()[1:]  # in time (relative times get their date added)
+    assert [ln.split("] ", 1)[1][:25] for ln in lines] == [
+        f"{'alice' if i % 2 == 0 else 'bob'}: {TALK[i]}"[:25] for i in (2, 3, 4, 5)]
+    five = _search(memory, tenant, query="weekend hiking cello tax", owner=talk, k=5)
+    assert len(five.hits) == 5 and all(h.nucleus for h in five.hits)
+    assert [h.score for h in five.hits] == sorted((h.score for h in five.hits), reverse=True)
 
 
 def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
@@ -73,7 +84,8 @@ def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
     ids = [f"{talk}-s1-{i}" for i in (0, 1, 4, 8, 9)]
     for before in range(NEAR_REACH + 1):
         for after in range(NEAR_REACH + 1):
-            params: dict[str, Any] = {"ids": ids, "before": before, "after": after}
+            params: dict[str, Any] = {"ids": ids, "before": before, "after": after,
+                                      "as_of": None}
             near = store._run("queries/windows_near", **params)
             assert near == store._run("queries/windows", **params), (before, after)
             assert len(near) == 1 and len(near[0]["windows"]) == len(ids)
@@ -102,8 +114,8 @@ def test_the_plain_reads_of_search_return_what_the_converted_reads_return(
     filters = Filters().params()
     reads: list[tuple[str, dict[str, Any]]] = [
         ("queries/get_messages", {"ids": ids}),
-        ("queries/windows_near", {"ids": ids, "before": 2, "after": 3}),
-        ("queries/windows", {"ids": ids, "before": 5, "after": 5}),
+        ("queries/windows_near", {"ids": ids, "before": 2, "after": 3, "as_of": None}),
+        ("queries/windows", {"ids": ids, "before": 5, "after": 5, "as_of": None}),
         ("queries/vector_search", {"owner": talk, "vector": vector, "fetch": 20, "k": 5,
                                    **filters}),
         ("queries/vector_search_exact", {"owner": talk, "vector": vector, "k": 5, **filters}),
@@ -123,8 +135,14 @@ def test_budget_limits_returned_messages(memory: Memory, tenant: str, talk: str)
                       max_messages=budget)
         assert len(res.hits) == budget
         assert len({h.id for h in res.hits}) == budget
-        stamps = [h.timestamp for h in res.hits]
-        assert stamps == sorted(stamps)
+        assert all(h.window == [] for h in res.hits)  # the budget counts every message
+        scores = [h.score for h in res.hits]
+        assert scores == sorted(scores, reverse=True)
+        in_time = _search(memory, tenant, query="weekend hiking cello", owner=talk,
+                          max_messages=budget, order="time")
+        stamps = [h.timestamp for h in in_time.hits]
+        assert stamps == sorted(stamps) and {h.id for h in in_time.hits} == {
+            h.id for h in res.hits}
 
 
 @pytest.mark.parametrize("query", [
@@ -145,6 +163,30 @@ def test_filters_session_and_time(memory: Memory, tenant: str, talk: str) -> Non
     assert res.hits and all(int(h.id.rsplit("-", 1)[1]) < 4 for h in res.hits)
 
 
+def _turn(id_: str) -> int:
+    return int(id_.rsplit("-", 1)[1])
+
+
+@pytest.mark.parametrize("method", ["fulltext", "vector", "rrf", "rrf_expand", "graph",
+                                    "iterative"])
+def test_as_of_leaves_out_every_turn_after_it(memory: Memory, tenant: str, talk: str,
+                                              method: str) -> None:
+    """A search "as of" turn 4's time sees nothing later: no hit, no turn of a window (the
+    cello turn's neighbours after it are cut), with k and with a budget, in every method."""
+    cut = (T0 + timedelta(seconds=30 * 4)).isoformat()
+    query = "cello lessons, and did you file the tax forms?"
+    for budget in (None, 5):
+        res = _search(memory, tenant, query=query, owner=talk, method=method, as_of=cut,
+                      max_messages=budget)
+        seen = returned_ids(res)
+        assert all(_turn(i) <= 4 for i in seen), (method, budget, seen)
+        assert "filed" not in res.context and "Ingrid" not in res.context
+        if method != "fulltext":
+            assert f"{talk}-s1-4" in seen, (method, budget, seen)
+    later = returned_ids(_search(memory, tenant, query=query, owner=talk, method=method))
+    assert any(_turn(i) > 4 for i in later)  # without as_of the later turns are found
+
+
 def test_owner_filter_and_exact_fallback(memory: Memory, tenant: str, talk: str) -> None:
     other = owner()
     memory.ingest(tenant, [MessageIn.model_validate(msg(i, other, text=f"Matterhorn {i}"))
@@ -161,7 +203,8 @@ def test_search_over_http(api: TestClient) -> None:
                  headers=auth())
     assert r.status_code == 200, r.text
     body = r.json()
-    assert any("Ingrid" in h["text"] for h in body["hits"])
+    assert len(body["hits"]) == 2
+    assert any("Ingrid" in t["text"] for h in body["hits"] for t in [h, *h["window"]])
     assert {"id", "text", "speaker", "timestamp", "session_id", "score", "rules"} <= set(
         body["hits"][0])
     assert body["context_tokens"] > 0 and "Ingrid" in body["context"]

@@ -16,6 +16,7 @@ from graphmem.models import (
     Hit,
     SearchRequest,
     SearchResult,
+    Turn,
 )
 from graphmem.procedural.models import Action, Case, Skill, SkillStep
 from graphmem.retrieval.context import estimate_tokens
@@ -24,6 +25,7 @@ from graphmem.retrieval.packing import (
     Piece,
     build,
     pack,
+    pieces,
     prioritise,
     skill_piece,
 )
@@ -110,11 +112,42 @@ def test_prompt_unsafe_text_is_cleaned_and_multiline_indented() -> None:
     assert "\u202e" not in packed.context and "\x00" not in packed.context
 
 
-def test_prioritise_takes_turns_by_unit_then_neighbours() -> None:
+def test_prioritise_hits_and_facts_in_turn_then_episodes_then_neighbours() -> None:
     msgs = [message("m-low", 0, score=0.1), message("m-high", 1, score=0.9),
             message("n", 2, core=False, score=0.5)]
     out = prioritise(msgs, [fact("f1"), fact("f2")], [episode("e1")])
-    assert [p.item.id for p in out] == ["m-high", "f1", "e1", "m-low", "f2", "n"]
+    assert [p.item.id for p in out] == ["m-high", "f1", "m-low", "f2", "e1", "n"]
+
+
+def test_under_a_small_budget_the_answering_fact_is_kept_before_an_episode() -> None:
+    """A 60-token episode ranked first among episodes no longer pushes out the second fact
+    (the one that answers)."""
+    long = "They talked about dogs and cats and long walks in the park every morning. " * 4
+    ep = Piece(episode("e1").item.model_copy(update={"text": long}))
+    answer = fact("f2", "Caroline adopted a puppy named Oscar in May")
+    hit = message("m1", 0, text="Hi!")
+    budget = pack([hit, fact("f1"), ep], 1000, AS_OF).tokens  # room for the episode, not both
+    assert estimate_tokens(long) >= 60
+    packed = pack(prioritise([hit], [fact("f1"), answer], [ep]), budget, AS_OF)
+    kept = [(i.unit, i.id) for i in packed.items]
+    assert ("fact", "f2") in kept and ("episode", "e1") not in kept
+    assert packed.over_budget[0].id == "e1" and packed.tokens <= budget
+
+
+def test_window_turns_are_context_around_their_hit_not_hits() -> None:
+    hit = Hit(id="m1", text="I adopted a puppy", speaker="Caroline", timestamp=T0,
+              session_id="s1", owner="o", score=0.8, rules=["vector"], nucleus=True,
+              window=[Turn(id="m0", text="Any news?", speaker="Mel",
+                           timestamp=T0 - timedelta(minutes=1), session_id="s1"),
+                      Turn(id="m2", text="Congrats!", speaker="Mel",
+                           timestamp=T0 + timedelta(minutes=1), session_id="s1")])
+    result = SearchResult(query="q", method="rrf_expand", hits=[hit], context="",
+                          context_tokens=0)
+    messages, _, _ = pieces(result)
+    assert [(p.item.id, p.item.core, p.item.rules) for p in messages] == [
+        ("m1", True, ["vector"]), ("m0", False, ["neighbour"]), ("m2", False, ["neighbour"])]
+    packed = pack(prioritise(messages, [], []), 1000, AS_OF)
+    assert [i.id for i in packed.items] == ["m0", "m1", "m2"]  # rendered in time
 
 
 def _result(req: SearchRequest) -> SearchResult:

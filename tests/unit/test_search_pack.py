@@ -1,4 +1,5 @@
-"""Unit tests of graphmem.retrieval.search.pack: chronological packing of the selected messages.
+"""Unit tests of graphmem.retrieval.search.pack: the hits (best first, or in time), the windows
+around them, and the context rendered in time.
 
 `pack` is pure: it takes the selection, the message records as the store returns them (a mapping
 id -> properties) and the NEXT links seen; no database here.
@@ -20,6 +21,7 @@ from graphmem.retrieval.search import pack
 
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 REQ = SearchRequest(query="support group", owner="alice")
+BY_TIME = SearchRequest(query="support group", owner="alice", order="time")
 
 
 def record(id_: str, minute: int, session: str = "s1", speaker: str = "Caroline") -> dict[str, Any]:
@@ -37,16 +39,50 @@ def session_records(n: int, session: str = "s1") -> dict[str, dict[str, Any]]:
     return {f"{session}-{i}": record(f"{session}-{i}", i, session) for i in range(n)}
 
 
-def test_hits_in_chronological_order_regardless_of_selection_order() -> None:
+def test_hits_best_first_by_default_in_time_on_request_context_in_time() -> None:
     records = session_records(5)
     selected = [
         Selected("s1-3", 0.5, ("vector",), True),
-        neighbour("s1-4", 0.5),
-        neighbour("s1-2", 0.5),
+        neighbour("s1-4", 0.3),
+        neighbour("s1-2", 0.4),
         Selected("s1-0", 0.2, ("fulltext",), True),
     ]
     result = pack(REQ, selected, records, set(pairwise(records)))
-    assert [h.id for h in result.hits] == ["s1-0", "s1-2", "s1-3", "s1-4"]
+    assert [h.id for h in result.hits] == ["s1-3", "s1-2", "s1-4", "s1-0"]
+    by_time = pack(BY_TIME, selected, records, set(pairwise(records)))
+    assert [h.id for h in by_time.hits] == ["s1-0", "s1-2", "s1-3", "s1-4"]
+    for res in (result, by_time):  # the context is in time either way
+        lines = [ln for ln in res.context.splitlines() if ln and not ln.startswith("##")]
+        assert [ln.rsplit(" ", 1)[1] for ln in lines] == ["s1-0", "s1-2", "s1-3", "s1-4"]
+
+
+def test_k_hits_each_with_its_window_not_counted_as_hits() -> None:
+    """Without a budget: k hits (the nuclei, best first), each carrying the turns around it
+    (up to 1 before and 2 after here); the context renders hits and windows in time."""
+    records = session_records(12)
+    links = set(pairwise(records))
+    nuclei = {"s1-2": 0.9, "s1-9": 0.6, "s1-5": 0.3}
+    selected = [Selected(i, s, ("vector",), True) for i, s in nuclei.items()]
+    selected += [neighbour(i, 0.1) for i in ["s1-1", "s1-3", "s1-4", "s1-8", "s1-10", "s1-11",
+                                             "s1-6", "s1-7"]]
+    req = SearchRequest(query="q", owner="alice", k=2)
+    result = pack(req, selected, records, links, reach=(1, 2))
+    assert [h.id for h in result.hits] == ["s1-2", "s1-9"]
+    assert [t.id for t in result.hits[0].window] == ["s1-1", "s1-3", "s1-4"]
+    assert [t.id for t in result.hits[1].window] == ["s1-8", "s1-10", "s1-11"]
+    assert result.hits[0].window[0].text == "text of s1-1"
+    shown = [ln.rsplit(" ", 1)[1] for ln in result.context.splitlines()
+             if ln and not ln.startswith("#")]
+    assert shown == ["s1-1", "s1-2", "s1-3", "s1-4", "s1-8", "s1-9", "s1-10", "s1-11"]
+    assert result.context.count("## session") == 2  # s1-5 .. s1-7 belong to no kept hit
+
+
+def test_a_window_stops_at_a_gap_and_at_the_session_end() -> None:
+    records = session_records(3)
+    selected = [Selected("s1-2", 0.5, ("vector",), True), neighbour("s1-0", 0.1)]
+    result = pack(REQ, selected, records, {("s1-0", "s1-1")}, reach=(2, 2))
+    assert [h.id for h in result.hits] == ["s1-2"]
+    assert result.hits[0].window == []  # s1-1 was not chosen: s1-0 is not consecutive to it
 
 
 def test_hits_carry_rules_nucleus_score_and_record_fields() -> None:
@@ -120,14 +156,14 @@ def test_selected_id_missing_from_records_is_skipped() -> None:
     deleted = records.pop("s1-1")  # deleted between selection and read
     selected = [neighbour("s1-0", 0.4), neighbour(deleted["id"], 0.4), neighbour("s1-2", 0.4)]
     result = pack(REQ, selected, records, {("s1-0", "s1-1"), ("s1-1", "s1-2")})
-    assert [h.id for h in result.hits] == ["s1-0", "s1-2"]
+    assert {h.id for h in result.hits} == {"s1-0", "s1-2"}
     assert "s1-1" not in result.context
     assert result.context.count("## session") == 2  # the gap splits the cluster
 
 
 def test_equal_timestamps_ordered_by_session_then_id() -> None:
     records = {"b": record("b", 0, "s2"), "a": record("a", 0, "s2"), "c": record("c", 0, "s1")}
-    result = pack(REQ, [neighbour(i, 0.1) for i in "abc"], records, set())
+    result = pack(BY_TIME, [neighbour(i, 0.1) for i in "abc"], records, set())
     assert [h.id for h in result.hits] == ["c", "a", "b"]
 
 
@@ -138,7 +174,7 @@ def test_equal_timestamps_follow_the_next_chain() -> None:
         "z": {**record("z", 0), **written, "batch_index": 0},
         "a": {**record("a", 0), **written, "batch_index": 1},
     }
-    result = pack(REQ, [neighbour("z", 0.5), neighbour("a", 0.5)], records, {("z", "a")})
+    result = pack(BY_TIME, [neighbour("z", 0.5), neighbour("a", 0.5)], records, {("z", "a")})
     assert [h.id for h in result.hits] == ["z", "a"]
     assert result.context.count("## session") == 1
 
@@ -147,7 +183,7 @@ def test_equal_timestamps_follow_the_next_chain() -> None:
 def test_property_order_independent_of_selection_order(order: list[str], drop: int) -> None:
     records = session_records(6)
     selected = [neighbour(i, 0.5) for i in order[drop:]]
-    result = pack(REQ, selected, records, set(pairwise(records)))
+    result = pack(BY_TIME, selected, records, set(pairwise(records)))
     times = [h.timestamp for h in result.hits]
     assert times == sorted(times)
     assert {h.id for h in result.hits} == set(order[drop:])

@@ -1,6 +1,8 @@
 // Purpose: vector recall over episodes on Neo4j 2026.01+ (Cypher 25 SEARCH): tenant and owner
-//   are filtered inside the index. Neo4j 5: vector_search.cypher.
-// Parameters: $tenant, $owner, $vector, $fetch
+//   are filtered inside the index, the time after it. Neo4j 5: vector_search.cypher.
+// Parameters: $tenant, $owner, $vector, $fetch,
+//   $as_of (nullable: only episodes whose turns were all sent by then, reported_until <=
+//   $as_of)
 // Columns: fetched (index hits read), hits (list of {id, score}, best first)
 CYPHER 25
 MATCH (e:Episode {tenant: $tenant, owner: $owner})
@@ -11,5 +13,7 @@ MATCH (e:Episode {tenant: $tenant, owner: $owner})
     LIMIT $fetch
   ) SCORE AS score
 WITH e, score ORDER BY score DESC
-WITH collect({id: e.id, score: score}) AS hits
-RETURN size(hits) AS fetched, hits
+WITH collect({e: e, score: score}) AS found
+RETURN size(found) AS fetched,
+  [h IN found WHERE $as_of IS NULL OR h.e.reported_until <= $as_of
+   | {id: h.e.id, score: h.score}] AS hits

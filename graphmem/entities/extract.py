@@ -59,8 +59,8 @@ ok okay sure great awesome cool nice good congrats congratulations haha lol omg 
 hmm well so and but or also the a an that this these those there here what when where why how
 who which whoa yay bye goodbye sorry please dear mr mrs ms dr just wishing cheers alright right
 love thats let let's lets same totally absolutely definitely exactly really true glad happy
-ugh whoa woah ha hah ahh ahh aha argh yay yup nah meh eh ooh oops omg lol lmao wow welcome sent
-deal fingers honestly anyway maybe sounds
+ugh woah ha hah ahh aha argh yup nah meh eh oops lmao welcome sent deal fingers honestly
+anyway maybe sounds
 """)
 _LAUGH = re.compile(r"(?:a?h+[aeiou]+)+h*|l+o+l+|x+d+|a+w+|o+h+|u+m+|h+m+|z+", re.IGNORECASE)
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "st", "prof", "sir", "saint"})
@@ -108,15 +108,12 @@ also there's here's it'll that'll i'd thing's what're ones guy guys folks
 congrats congratulations appreciate appreciated thanks cheers wish wishes wishing
 share shared sharing image photo picture pics pic
 one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
-hundred thousand million lot lots bit bunch ton tons loads kind sort type piece place
+hundred thousand million ton tons loads sort type piece place
 people person anybody anyone anything everybody everyone everything nobody nothing somebody
 someone something somewhere anywhere everywhere nowhere idea sense chance matter reason
 thing stuff way ways part end start deal news luck fun question answer tip tips number
 morning afternoon evening night minute minutes hour hours second seconds life world
 """)
-_DETERMINERS = _words("""a an the my your his her our their its this that these those some any
-no every each another mine yours of for about with from at in on into to by""")
-"""Before a word that is also a verb or adjective, these say it is a noun ("my work")."""
 _VERB_CONTEXT = _words("""i you we they he she it i'm you're we're they're he's she's it's
 i've you've we've they've i'd you'd we'd they'd i'll you'll we'll they'll he'll she'll
 to will would can could should must might may shall do does did don't doesn't didn't can't

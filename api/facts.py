@@ -3,6 +3,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
+from pydantic_core import to_jsonable_python
 
 from graphmem import audit
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationBatch, ProfileOps
@@ -71,7 +72,9 @@ def router(TenantMem: Any) -> APIRouter:
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in row.items()}
+    """An audit row as JSON, date-times as every reply writes them (pydantic's form: UTC as
+    ``Z``, ``2026-03-01T12:00:00Z``), in lists too."""
+    return {k: to_jsonable_python(v) for k, v in row.items()}
 
 
 _KINDS: dict[str, dict[str, Any]] = {

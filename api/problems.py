@@ -110,7 +110,9 @@ def install(app: FastAPI) -> None:
             return store_unavailable(exc)
         if isinstance(exc, Forbidden | Conflict) and exc.field is not None:
             return problem(exc.status, exc.title, exc.detail, field=exc.field)
-        if exc.status >= 500:
+        if exc.status == 501:  # a refusal the server means to give (not configured here)
+            log.info("%s: %s", exc.title, exc.detail)
+        elif exc.status >= 500:
             log.error("%s: %s", exc.title, exc.detail)
         return problem(exc.status, exc.title, exc.detail)
 

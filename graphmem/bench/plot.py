@@ -9,7 +9,10 @@ a pure function from the figures (the dict a bench writes with ``--json``) to PN
 
 It reads the LoCoMo (``methods.*.recall``, ``recall_by_category``, ``latency_ms``), LongMemEval
 (``methods.*.overall``, ``by_type``) and tau-bench (``retrieval.action_recall``, ``per_task``)
-layouts; a chart whose figures are absent is not drawn. Needs matplotlib (the ``plot`` extra).
+layouts; a chart whose figures are absent is not drawn. A peer run beside graphmem (``peer``:
+``--peer mem0``) is drawn beside graphmem's methods, named ``<peer> (peer)``: its recall per
+budget, and its search latency with graphmem's measured against it (``graphmem (beside
+<peer>)``). Needs matplotlib (the ``plot`` extra).
 """
 
 from __future__ import annotations
@@ -105,6 +108,9 @@ def recall_by_budget(out: Mapping[str, Any]) -> tuple[Series, str]:
             elif isinstance(figures.get("overall"), Mapping):  # LongMemEval
                 series[m] = _numbers({b: v.get("session_recall")
                                       for b, v in figures["overall"].items()})
+        peer = out.get("peer")
+        if isinstance(peer, Mapping) and isinstance(peer.get("recall"), Mapping):
+            series[f"{_peer_name(peer)} (peer)"] = _numbers(peer["recall"])
         return {m: s for m, s in series.items() if s}, "message budget"
     retrieval = out.get("retrieval")
     if isinstance(retrieval, Mapping) and isinstance(retrieval.get("action_recall"), Mapping):
@@ -153,10 +159,8 @@ def latency(out: Mapping[str, Any]) -> tuple[dict[str, list[float]], dict[str, d
     """({method: samples in ms}, {method: {p50, p95}}) from ``latency_ms`` (its per-method part
     named by method, the others by how they were measured)."""
     lat = out.get("latency_ms")
-    if not isinstance(lat, Mapping):
-        return {}, {}
     flat: dict[str, Mapping[str, Any]] = {}
-    for key, value in lat.items():
+    for key, value in (lat.items() if isinstance(lat, Mapping) else ()):
         if not isinstance(value, Mapping):
             continue
         if "p50" in value:
@@ -164,11 +168,22 @@ def latency(out: Mapping[str, Any]) -> tuple[dict[str, list[float]], dict[str, d
         else:  # {method: {p50, p95, ...}}
             flat.update((m, v) for m, v in value.items()
                         if isinstance(v, Mapping) and "p50" in v)
+    peer = out.get("peer")
+    beside = peer.get("latency_ms") if isinstance(peer, Mapping) else None
+    if isinstance(peer, Mapping) and isinstance(beside, Mapping):  # timed in turns, same queries
+        name = _peer_name(peer)
+        for who, label in (("graphmem", f"graphmem (beside {name})"), ("peer", f"{name} (peer)")):
+            if isinstance(beside.get(who), Mapping) and "p50" in beside[who]:
+                flat[label] = beside[who]
     samples = {m: [float(x) for x in v["samples_ms"]] for m, v in flat.items()
                if isinstance(v.get("samples_ms"), list) and v["samples_ms"]}
     percentiles = {m: {"p50": float(v["p50"]), "p95": float(v.get("p95", v["p50"]))}
                    for m, v in flat.items()}
     return samples, percentiles
+
+
+def _peer_name(peer: Mapping[str, Any]) -> str:
+    return str(peer.get("peer") or "peer")
 
 
 def _numbers(values: Mapping[str, Any]) -> dict[str, float]:

@@ -4,14 +4,35 @@ assembles it; each command lives with its kind (`memory`, `serving`, `schema`, `
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperOption
 
 from graphmem.cli import keys, memory, serving
 from graphmem.cli.bench import bench_app
 from graphmem.cli.local_servers import llm_app, neo4j_app
 from graphmem.cli.schema import schema_app
 
-app = typer.Typer(help="graphmem: long-term memory for AI agents on Neo4j.", no_args_is_help=True)
+_typed = TyperOption.display_type_rich
+
+
+def _shown_type(self: TyperOption, ctx: Any) -> str | None:
+    """An option's value as help shows it: nothing for a flag (it takes no value; Typer would
+    show ``<bool>``), ``<str>...`` for a repeatable option (rather than ``<list[str]>``)."""
+    if self.is_flag:
+        return None
+    shown = _typed(self, ctx)
+    if shown and shown.startswith("<list[") and shown.endswith("]>"):
+        return f"<{shown[len('<list['):-len(']>')]}>..."
+    return shown
+
+
+TyperOption.display_type_rich = _shown_type  # type: ignore[method-assign]
+
+# markdown: a docstring's paragraphs are reflowed to the terminal (rich keeps its line breaks)
+app = typer.Typer(help="graphmem: long-term memory for AI agents on Neo4j.", no_args_is_help=True,
+                  rich_markup_mode="markdown")
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(schema_app, name="schema")
 app.add_typer(bench_app, name="bench")

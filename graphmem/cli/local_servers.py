@@ -9,9 +9,12 @@ import typer
 
 from graphmem import neo4j_server
 from graphmem.cli.common import console, fail
-from graphmem.config import Settings
+from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
 
-neo4j_app = typer.Typer(help="Run a local Neo4j 5.26 Community from Maven Central (no Docker).")
+neo4j_app = typer.Typer(help=f"Run a local Neo4j Community from Maven Central (no Docker): "
+                        f"{NEO4J_VERSION_2026} when a Java 21+ is found, else {NEO4J_VERSION}; a "
+                        f"database keeps the version it was first started with "
+                        f"(GRAPHMEM_NEO4J_VERSION pins one).")
 llm_app = typer.Typer(help="Run a local LLM (llama.cpp's llama-server, Qwen2.5-Coder-1.5B).")
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
 
 from graphmem.cli.common import CALLER, Tenant, console, fail, progress_bar, tenant_memory
 from graphmem.config import Settings
@@ -45,9 +46,12 @@ def forget_one(
 ) -> None:
     """Forget one message, session, trace or fact, and what rests only on it; prints the report
     (JSON). One transaction, audited (`graphmem audit deletions`)."""
-    if (kind is ForgetKind.session) != (owner is not None):
-        raise typer.BadParameter("--owner goes with a session, and only with one",
-                                 param_hint="--owner")
+    if kind is ForgetKind.session and owner is None:
+        raise typer.BadParameter(f"a session id is per owner: say whose, e.g. graphmem forget "
+                                 f"session {id_} --owner OWNER", param_hint="--owner")
+    if kind is not ForgetKind.session and owner is not None:
+        raise typer.BadParameter(f"--owner goes with a session only (a {kind.value} id names "
+                                 f"one {kind.value})", param_hint="--owner")
     with tenant_memory(tenant) as tm:
         if owner is not None:
             report = tm.messages.forget_session(owner, id_)
@@ -57,8 +61,10 @@ def forget_one(
             report = forgets[kind.value](id_)
     if report.already_forgotten:
         console.print(f"{kind.value} {id_!r} was already forgotten "
-                      f"({report.forgotten_at.isoformat()})", highlight=False)
-    typer.echo(report.model_dump_json(indent=2))
+                      f"({to_jsonable_python(report.forgotten_at)})", highlight=False)
+    # owner: a session's (and a filter's); for the other kinds it says nothing, so it is left out
+    typer.echo(report.model_dump_json(indent=2, exclude={"owner"} if report.owner is None
+                                      else None))
 
 
 def forget_messages(
@@ -177,8 +183,8 @@ def audit_query(
         raw[key] = value
     with tenant_memory(tenant) as tm:
         rows = tm.audit.run(name, raw).rows
-    for row in rows:
-        typer.echo(json.dumps(row, default=str))
+    for row in rows:  # date-times as the API writes them (UTC as Z)
+        typer.echo(json.dumps(to_jsonable_python(row, fallback=str)))
 
 
 def _batches(path: Path, fmt: str, batch: int) -> tuple[int, Iterable[list[MessageIn]]]:
@@ -324,8 +330,14 @@ def search(
     query: str,
     owner: Annotated[str, typer.Option(help="Whose memory to search")],
     tenant: Tenant = "default",
-    k: int = 10,
-    method: str = "rrf_expand",
+    k: Annotated[int, typer.Option(help="How many hits; each brings the turns around it (its "
+                                   "window) into the context")] = 10,
+    method: Annotated[str, typer.Option(
+        help="fulltext, vector, rrf, rrf_expand, rrf_windows, graph or iterative (see "
+        "docs/retrieval.md)")] = "rrf_expand",
+    order: Annotated[str, typer.Option(
+        help="Hits in --json: relevance (best first) or time; the context is in time either "
+        "way")] = "relevance",
     meta: Annotated[list[str] | None, typer.Option(
         "--meta", help="KEY=VALUE: only messages with this metadata (VALUE read as JSON when it "
         "parses: 2, true; else text); a key given twice accepts either value; also KEY!=VALUE, "
@@ -333,7 +345,8 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON")] = False,
 ) -> None:
     """Search an owner's memory and print the rendered context."""
-    values: dict[str, Any] = {"query": query, "owner": owner, "k": k, "method": method}
+    values: dict[str, Any] = {"query": query, "owner": owner, "k": k, "method": method,
+                              "order": order}
     if meta:
         values["metadata"] = metadata_filter(meta)
     req = _valid(SearchRequest, values)

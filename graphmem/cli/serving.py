@@ -28,22 +28,33 @@ from graphmem.progress import bar
 
 
 def serve(
-    host: Annotated[str | None, typer.Option()] = None,
-    port: Annotated[int | None, typer.Option()] = None,
+    host: Annotated[str | None, typer.Option(
+        help="Address to listen on; default: $GRAPHMEM_HOST, else 127.0.0.1")] = None,
+    port: Annotated[int | None, typer.Option(
+        help="Port to listen on; default: $GRAPHMEM_PORT, else 8000")] = None,
     worker: InProcessWorker = False,
+    tenant: Annotated[str | None, typer.Option(
+        callback=lambda v: v if v is None else check_tenant(v),
+        help="With --worker: only this tenant's jobs (default: every tenant's, as `graphmem "
+        "worker`)")] = None,
     workers: Annotated[int, typer.Option(min=1, help="API processes (each loads the model and "
                                          "opens its own Neo4j connections; --worker jobs still "
                                          "run once, in the supervising process)")] = 1,
 ) -> None:
-    """Run the HTTP API (uvicorn); with --worker also the background jobs, in this process."""
+    """Run the HTTP API (uvicorn). With --worker also the background jobs in this process: the
+    jobs of every tenant of the database, or with --tenant of that one only (the API serves
+    every tenant its keys name either way)."""
     from graphmem import http_server
     from graphmem.api.app import create_app
 
+    if tenant is not None and not worker:
+        raise typer.BadParameter("--tenant chooses whose jobs --worker runs: give --worker too",
+                                 param_hint="--tenant")
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = Settings(**overrides)  # type: ignore[arg-type]
     typer.echo(f"API docs: http://{settings.host}:{settings.port}/docs")
     if workers > 1:
-        _serve_processes(settings, workers, worker)
+        _serve_processes(settings, workers, worker, tenant)
         return
     if not worker:
         http_server.run(create_app(settings), settings)
@@ -52,16 +63,17 @@ def serve(
 
     mem = Memory.open(settings, apply_schema=False)
     try:
-        _serve_with_worker(settings, mem, create_app(settings, mem))
+        _serve_with_worker(settings, mem, create_app(settings, mem), tenant)
     finally:
         mem.close()
 
 
-def _serve_processes(settings: Settings, workers: int, worker: bool) -> None:
+def _serve_processes(settings: Settings, workers: int, worker: bool,
+                     tenant: str | None = None) -> None:
     """uvicorn's supervisor with ``workers`` API processes, each building its app and Memory
     from the environment (`graphmem.api.app:app_from_environment`); with ``worker`` the
-    background jobs run once, in this supervising process. SIGINT/SIGTERM stop the processes,
-    then the jobs (running jobs finish first)."""
+    background jobs (of ``tenant`` only, when given) run once, in this supervising process.
+    SIGINT/SIGTERM stop the processes, then the jobs (running jobs finish first)."""
     from graphmem import http_server
 
     os.environ["GRAPHMEM_HOST"], os.environ["GRAPHMEM_PORT"] = settings.host, str(settings.port)
@@ -77,9 +89,9 @@ def _serve_processes(settings: Settings, workers: int, worker: bool) -> None:
 
     mem = Memory.open(settings, apply_schema=False)
     try:
-        jobs = BackgroundWorkers(mem).start()
-        typer.echo("worker: running in the supervising process (formation of episodes, "
-                   "windows, skills)")
+        jobs = BackgroundWorkers(mem, tenant=tenant).start()
+        typer.echo(f"worker: running in the supervising process (formation of episodes, "
+                   f"windows, skills; {_whose(tenant)})")
         try:
             run()
         finally:
@@ -88,14 +100,20 @@ def _serve_processes(settings: Settings, workers: int, worker: bool) -> None:
         mem.close()
 
 
-def _serve_with_worker(settings: Settings, mem: Any, asgi: Any) -> None:
-    """uvicorn with formation workers in a background thread, stopped (running jobs finish
-    first) when the server shuts down."""
+def _whose(tenant: str | None) -> str:
+    return "every tenant's jobs" if tenant is None else f"tenant {tenant!r}'s jobs only"
+
+
+def _serve_with_worker(settings: Settings, mem: Any, asgi: Any,
+                       tenant: str | None = None) -> None:
+    """uvicorn with formation workers in a background thread (``tenant``'s jobs only, when
+    given), stopped (running jobs finish first) when the server shuts down."""
     from graphmem import http_server
     from graphmem.worker import BackgroundWorkers
 
-    workers = BackgroundWorkers(mem).start()
-    typer.echo("worker: running in this process (formation of episodes, windows, skills)")
+    workers = BackgroundWorkers(mem, tenant=tenant).start()
+    typer.echo(f"worker: running in this process (formation of episodes, windows, skills; "
+               f"{_whose(tenant)})")
     try:
         http_server.run(asgi, settings)
     finally:
@@ -107,8 +125,12 @@ def mcp(
                                         "server acts as (the client is trusted: no API key)")]
     = "default",
     transport: Annotated[str, typer.Option(help="stdio | http")] = "stdio",
-    host: Annotated[str | None, typer.Option()] = None,
-    port: Annotated[int | None, typer.Option()] = None,
+    host: Annotated[str | None, typer.Option(
+        help="With --transport http: address to listen on; default: $GRAPHMEM_HOST, else "
+        "127.0.0.1")] = None,
+    port: Annotated[int | None, typer.Option(
+        help="With --transport http: port to listen on; default: $GRAPHMEM_PORT, else "
+        "8000")] = None,
     owner: Owners = None,
     read_only: ReadOnly = False,
     tools: Annotated[str | None, typer.Option(

@@ -107,6 +107,7 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
     assert f"tenant: {tenant}" in r.stderr
     report = json.loads(r.stdout)
     assert report["removed"]["messages"] == 1 and report["removed"]["sentences"] >= 1
+    assert "owner" not in report  # only a session's (or a filter's) report names an owner
     r = runner.invoke(app, ["forget", "message", target, "--tenant", tenant])
     assert r.exit_code == 0 and json.loads(r.stdout)["already_forgotten"]
     r = runner.invoke(app, ["audit", "deletions", "--tenant", tenant,
@@ -115,6 +116,7 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
     [row] = [json.loads(line) for line in r.stdout.splitlines()]
     assert row["kind"] == "message" and row["id_hash"] == id_hash(target)
     assert row["by"] == "cli"
+    assert row["at"].endswith("Z") and "+00:00" not in r.stdout  # as the API writes times
     assert [m.id for m in memory.session_messages(tenant, "s1", who)] == [
         f"{who}-s1-0", f"{who}-s1-2"]
     r = runner.invoke(app, ["owners", "--tenant", tenant])
@@ -126,6 +128,7 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
     assert (listed["session_id"], listed["message_count"]) == ("s1", 2)
     r = runner.invoke(app, ["forget", "session", "s1", "--tenant", tenant])
     assert r.exit_code == 2 and "--owner" in r.output  # a session id alone names no session
+    assert "a session id is per owner" in r.output and "--owner OWNER" in r.output
     r = runner.invoke(app, ["forget", "message", target, "--owner", who, "--tenant", tenant])
     assert r.exit_code == 2 and "--owner" in r.output
     r = runner.invoke(app, ["forget", "session", "s1", "--owner", who, "--tenant", tenant])

@@ -235,6 +235,7 @@ def test_audit_queries_over_http(api: TestClient) -> None:
 
     hist = run("subject_history", owner=who, subject=who)
     assert [(h["content"], h["reason"]) for h in hist] == [("Berlin", "moved"), ("Munich", None)]
+    assert hist[0]["valid_from"] == "2026-01-01T00:00:00Z"  # times as every reply writes them
     assert [r["content"] for r in run("true_at", owner=who, t="2026-01-15T00:00:00Z")] == [
         "Berlin"]
     window = run("superseded_in_window", **{"from": "2000-01-01T00:00:00Z",

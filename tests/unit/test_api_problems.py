@@ -185,3 +185,29 @@ def test_store_failures_are_503_without_the_drivers_words(
     assert response.status_code == 503 and response.headers["Retry-After"] == "5"
     assert json.loads(bytes(response.body))["title"] == title
     assert json.loads(bytes(response.body))["detail"] == detail
+
+
+@pytest.mark.parametrize(("error", "level"), [("refused", "INFO"), ("broken", "ERROR")])
+def test_a_501_is_logged_as_a_refusal_not_an_error(error: str, level: str,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A 501 (an LLM path with no LLM configured) is an answer the server means to give:
+    logged at INFO; another 5xx from graphmem is an error."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from graphmem.answer import ReaderNotConfigured
+    from graphmem.api.problems import install
+    from graphmem.errors import SchemaMismatch
+
+    app = FastAPI()
+    install(app)
+
+    @app.get("/x")
+    def raises() -> None:
+        raise ReaderNotConfigured() if error == "refused" else SchemaMismatch("x")
+
+    with caplog.at_level("INFO", logger="graphmem.api"):
+        status = TestClient(app).get("/x").status_code
+    assert status == (501 if error == "refused" else 500)
+    [record] = [r for r in caplog.records if r.name == "graphmem.api"]
+    assert record.levelname == level

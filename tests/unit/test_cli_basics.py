@@ -149,6 +149,34 @@ def test_brackets_are_text_in_help_and_errors(capsys: pytest.CaptureFixture[str]
     assert "pip install 'graphmem[plot]' [/x]" in capsys.readouterr().err
 
 
+def test_help_reads_as_sentences_with_types_a_user_can_read() -> None:
+    """Paragraphs reflowed to the terminal (not broken where the docstring's lines end); a flag
+    shows no type, a repeatable option its item type; every serving option says what it is; the
+    Neo4j help names the versions it runs."""
+    from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026
+
+    env = {"COLUMNS": "200"}
+    top = CliRunner().invoke(app, ["--help"], env=env).output
+    assert "With a keys file, adds it there" in top
+    for args in (["--help"], ["serve", "--help"], ["mcp", "--help"], ["search", "--help"],
+                 ["forget-messages", "--help"], ["bench", "locomo", "--help"]):
+        out = CliRunner().invoke(app, args, env=env).output
+        assert "<bool>" not in out and "<list[" not in out, args
+    serve = CliRunner().invoke(app, ["serve", "--help"], env=env).output
+    assert "Address to listen on" in serve and "Port to listen on" in serve
+    assert "--tenant" in serve and "every tenant" in serve
+    assert "<str>..." in CliRunner().invoke(app, ["forget-messages", "--help"], env=env).output
+    mcp = CliRunner().invoke(app, ["mcp", "--help"], env=env).output
+    assert "transport http: address to listen on" in mcp and "port to listen on" in mcp
+    neo4j = CliRunner().invoke(app, ["neo4j", "--help"], env=env).output
+    assert NEO4J_VERSION_2026 in neo4j and NEO4J_VERSION in neo4j
+
+
+def test_serve_tenant_goes_with_worker() -> None:
+    r = CliRunner().invoke(app, ["serve", "--tenant", "acme"])
+    assert r.exit_code == 2 and "--worker" in r.output
+
+
 def test_neo4j_down_is_one_line_without_traceback_or_model() -> None:
     env = {"GRAPHMEM_NEO4J_BOLT_PORT": str(_dead_port()), "GRAPHMEM_NEO4J_PASSWORD": "x"}
     code, out, err, loaded = run_cli("forget", "message", "m1", env=env)

@@ -49,6 +49,25 @@ def test_locomo_figures_give_three_valid_pngs(tmp_path: Path) -> None:
     assert samples == {} and set(percentiles) == {"inprocess", "http", "rrf_expand"}
 
 
+def test_a_peer_run_is_drawn_beside_the_methods(tmp_path: Path) -> None:
+    """`bench locomo --peer mem0`: mem0's recall is a line beside graphmem's methods, and its
+    latency (and graphmem's, timed against it) bars beside theirs."""
+    figures = {**LOCOMO, "peer": {
+        "peer": "mem0", "recall": {"5": 0.25, "10": 0.35, "20": 0.45, "50": 0.55},
+        "latency_ms": {"peer": {"p50": 9.0, "p95": 14.0}, "graphmem": {"p50": 19.0, "p95": 28.0},
+                       "k": 10}}}
+    series, _ = plot.recall_by_budget(figures)
+    assert series["mem0 (peer)"] == {"5": 0.25, "10": 0.35, "20": 0.45, "50": 0.55}
+    assert {"fulltext", "rrf_expand"} <= set(series)
+    _, percentiles = plot.latency(figures)
+    assert percentiles["mem0 (peer)"] == {"p50": 9.0, "p95": 14.0}
+    assert percentiles["graphmem (beside mem0)"] == {"p50": 19.0, "p95": 28.0}
+    with_peer = _pngs(plot.plot(figures, tmp_path / "with"))
+    without = _pngs(plot.plot(LOCOMO, tmp_path / "without"))
+    assert with_peer["recall_by_budget.png"] != without["recall_by_budget.png"]
+    assert with_peer["latency.png"] != without["latency.png"]
+
+
 def test_latency_samples_give_histograms(tmp_path: Path) -> None:
     figures = {"latency_ms": {"by_method": {
         m: {"p50": 20.0, "p95": 30.0, "samples_ms": [10.0 + i % 17 for i in range(60)]}

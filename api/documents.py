@@ -21,6 +21,7 @@ from graphmem.documents.models import (
 )
 from graphmem.documents.parse import SUFFIXES
 from graphmem.errors import InvalidInput
+from graphmem.forget import ForgetReport
 from graphmem.models import UtcDatetime
 
 from .media import is_json
@@ -81,6 +82,13 @@ def router(TenantMem: Any) -> APIRouter:
         """One version: its state (``embedding`` while the worker embeds it), every version of
         its key, its sections; with ``with_text``, the text its chunks' offsets point into."""
         return mem.documents.get(document_id, with_text)  # type: ignore[no-any-return]
+
+    @r.delete("/documents/{document_id:path}", response_model=ForgetReport)
+    def forget_document(document_id: Id, mem: TenantMem) -> ForgetReport:
+        """Forget a document: every version of its key, their sections and chunks, in one
+        transaction, audited (kind ``document``). Again: ``already_forgotten``; never stored:
+        404."""
+        return mem.documents.forget(document_id)  # type: ignore[no-any-return]
 
     @r.post("/documents/search", response_model=ChunkResult)
     def search_documents(req: ChunkSearch, mem: TenantMem) -> ChunkResult:

@@ -29,6 +29,8 @@ for real, and everything that was made from it alone; it rewrites nothing else:
   forgotten fact superseded stay closed, and facts that superseded it stay as they are: a
   forgotten value leaves a gap in its chain, never an old value brought back to life (that
   would claim something the store never believed at the time).
+* **A document** goes with every version of its key (a version kept would keep the content),
+  their sections and chunks; topics count it no more.
 * **A trace** goes with its steps and the cases formed from it; a skill version left without a
   supporting case goes (its steps and wording came from those cases), clusters left empty go,
   and a ``form_skills`` job forms the owner's clusters and skills again from the other cases.
@@ -69,7 +71,7 @@ def session_key(owner: str, session_id: str) -> str:
     return f"{owner}\n{session_id}"
 
 
-def forget(store: Store, tenant: str, kind: Literal["message", "trace", "fact"],
+def forget(store: Store, tenant: str, kind: Literal["message", "trace", "fact", "document"],
            id_: str, by: str | None = None) -> ForgetReport:
     """Forget one message, trace or fact of ``tenant``; NotFound for an id never stored. ``by``:
     who asked, kept in the audit record."""

@@ -509,6 +509,8 @@ class DeleteReport(BaseModel):
     windows: int = 0
     procedural: int = 0
     entities: int = 0
+    documents: int = Field(default=0, description="Document versions, their sections and "
+                           "chunks, and the owner's topics")
 
 
 # --- background jobs and audit queries, as the API shows them -----------------------------------
@@ -748,7 +750,7 @@ class AnswerResult(BaseModel):
 
 # --- forgetting one thing (DELETE /v1/messages/{id}, /v1/sessions/{id}, /v1/traces/{id}, ...) ---
 
-ForgetKind = Literal["message", "session", "trace", "fact", "messages"]
+ForgetKind = Literal["message", "session", "trace", "fact", "messages", "document"]
 
 
 def _one_filter(schema: dict[str, Any]) -> None:

@@ -231,6 +231,10 @@ class Memory:
         (the owner's skills are re-formed from the other cases)."""
         return forget(self.store, tenant, "trace", id_, by)
 
+    def forget_document(self, tenant: str, id_: str, by: str | None = None) -> ForgetReport:
+        """Forget one document: every version of its key, their sections and chunks."""
+        return forget(self.store, tenant, "document", id_, by)
+
     def forget_fact(self, tenant: str, id_: str, by: str | None = None) -> ForgetReport:
         """Forget one fact and the facts resting only on it; the facts it superseded stay
         closed."""

@@ -381,6 +381,15 @@ class Documents(_Bound):
                                id_)
         return self._memory.documents.get(self._tenant, id_, with_text)
 
+    def forget(self, id_: str) -> ForgetReport:
+        """Forget a document: every version of its key, their sections and chunks (audited)."""
+        self._access.write("forgetting a document")
+        if self._access.owners is not None:
+            owner = self._memory.documents.owner_of(self._tenant, id_)
+            if owner is not None:
+                self._access.found(owner, "document", id_)
+        return self._memory.forget_document(self._tenant, id_, self._caller)
+
     def version_at(self, owner: str, key: str, as_of: datetime) -> DocumentDetail:
         """The version of ``owner``'s ``key`` valid at ``as_of``."""
         id_ = self._memory.documents.version_at(self._tenant, self._access.owner(owner), key,

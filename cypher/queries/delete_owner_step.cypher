@@ -3,10 +3,11 @@
 //   sentences, messages, sessions, facts (and their chain keys), episodes (and formation locks),
 //   formation jobs, turn windows, procedural memory (traces, steps, cases, clusters, skills),
 //   entities (with their MENTIONS edges; only once no message of the owner is left, so a step
-//   never takes a hub entity with all its edges).
+//   never takes a hub entity with all its edges), documents (versions, sections, chunks, locks)
+//   and topics.
 // Parameters: $tenant, $owner, $limit
 // Columns: sentences, messages, sessions, facts, episodes, jobs, windows, procedural,
-//   entities, bookkeeping (how many of each this step deleted)
+//   entities, documents, bookkeeping (how many of each this step deleted)
 CALL () {
   MATCH (s:Sentence {tenant: $tenant, owner: $owner})
   WITH s LIMIT $limit
@@ -65,10 +66,16 @@ CALL () {
   RETURN count(*) AS entities
 }
 CALL () {
+  MATCH (d:Chunk|Section|Document|DocumentLock|Topic {tenant: $tenant, owner: $owner})
+  WITH d LIMIT $limit
+  DETACH DELETE d
+  RETURN count(*) AS documents
+}
+CALL () {
   MATCH (k:FactKey|FormationLock {tenant: $tenant, owner: $owner})
   WITH k LIMIT $limit
   DETACH DELETE k
   RETURN count(*) AS bookkeeping
 }
 RETURN sentences, messages, sessions, facts, episodes, jobs, windows, procedural, entities,
-       bookkeeping
+       documents, bookkeeping

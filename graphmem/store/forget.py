@@ -187,6 +187,24 @@ class ForgetStore(TenantBound):
         result: Row | None = self._store.write_tx(work)
         return result
 
+    def document(self, id_: str, id_hash: str, now: datetime,
+                 by: str | None = None) -> Row | None:
+        """Forget a document (every version of its key, sections and chunks), audited."""
+        tenant = self.tenant
+
+        def work(tx: ManagedTransaction) -> Row | None:
+            rows = _q(tx, "document_delete", tenant=tenant, id=id_)
+            if not rows:
+                return None
+            removed = {"documents": rows[0]["versions"], "sections": rows[0]["sections"],
+                       "chunks": rows[0]["chunks"]}
+            self._record(tx, "document", id_hash, now, removed, by)
+            return {"removed": removed, "facts": [], "episodes": [], "jobs": [],
+                    "supersessions": 0}
+
+        result: Row | None = self._store.write_tx(work)
+        return result
+
     def trace(self, id_: str, id_hash: str, now: datetime, by: str | None = None) -> Row | None:
         tenant = self.tenant
 

@@ -228,3 +228,35 @@ def test_tenants_do_not_see_each_others_documents(api: TestClient) -> None:
     assert api.get(f"/v1/documents/{wrote['id']}", headers=auth("key-b")).status_code == 404
     assert api.post("/v1/documents/search", json={"owner": who, "query": "keepers"},
                     headers=auth("key-b")).json()["chunks"] == []
+
+
+def test_forgetting_a_document_removes_every_version_and_is_audited(api: TestClient,
+                                                                    cypher: Any) -> None:
+    who = _owner()
+    body = {"owner": who, "key": "memo", "media_type": "text/plain"}
+    first = api.post("/v1/documents", json={**body, "content": "The vault code is 1234."},
+                     headers=auth()).json()
+    second = api.post("/v1/documents", json={**body, "content": "The vault code is 9876."},
+                      headers=auth()).json()
+    gone = api.delete(f"/v1/documents/{first['id']}", headers=auth())
+    assert gone.status_code == 200, gone.text
+    assert gone.json()["removed"] == {"documents": 2, "sections": 0, "chunks": 2}
+    assert cypher("MATCH (n {tenant: 'tenant-a', owner: $o}) RETURN count(n) AS n",
+                  o=who) == [{"n": 0}]
+    assert api.get(f"/v1/documents/{second['id']}", headers=auth()).status_code == 404
+    again = api.delete(f"/v1/documents/{first['id']}", headers=auth()).json()
+    assert again["already_forgotten"] is True
+    audit = cypher("MATCH (d:Deletion {tenant: 'tenant-a', kind: 'document'}) "
+                   "WHERE d.documents = 2 RETURN count(d) AS n")
+    assert audit[0]["n"] >= 1
+    assert api.delete("/v1/documents/d-never-v1", headers=auth()).status_code == 404
+
+
+def test_forgetting_an_owner_takes_its_documents(memory: Memory, tenant: str,
+                                                 cypher: Any) -> None:
+    mem = memory.for_tenant(tenant)
+    mem.documents.ingest(DocumentIn(owner="gone", key="k", content="Some text to forget."))
+    report = mem.messages.forget_owner("gone")
+    assert report.documents >= 3  # the version, its chunk, the key's lock
+    assert cypher("MATCH (n {tenant: $t}) WHERE NOT n:Deletion RETURN count(n) AS n",
+                  t=tenant) == [{"n": 0}]

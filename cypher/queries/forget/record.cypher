@@ -2,7 +2,8 @@
 //   the id itself, never any content), when, who asked (the caller: an API key's id, 'cli',
 //   'mcp-stdio'; null when graphmem is used as a library), and how many nodes of each kind
 //   went.
-// Parameters: $tenant, $kind ('message' | 'session' | 'messages' | 'trace' | 'fact'), $id_hash,
+// Parameters: $tenant, $kind ('message' | 'session' | 'messages' | 'trace' | 'fact' |
+//   'document'), $id_hash,
 //   $at, $by (string or null), $counts (a map of integers, e.g. {messages: 1, sentences: 2})
 // Columns: none
 CREATE (d:Deletion {tenant: $tenant, kind: $kind, id_hash: $id_hash, at: $at, by: $by})

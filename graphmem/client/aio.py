@@ -163,7 +163,8 @@ class AsyncGraphMem:
                      session_id: str | None = None, time_from: datetime | str | None = None,
                      time_to: datetime | str | None = None, k: int | None = None,
                      expand: Expand | Mapping[str, int] | None = None, method: Method | None = None,
-                     max_messages: int | None = None, preset: str | None = None,
+                     max_messages: int | None = None,
+                     order: Literal["relevance", "time"] | None = None, preset: str | None = None,
                      units: Units | None = None, metadata: Mapping[str, Any] | None = None,
                      as_of: datetime | str | None = None,
                      time_hint: Literal["boost", "restrict", "off"] | None = None,
@@ -176,7 +177,7 @@ class AsyncGraphMem:
         None takes the server's default."""
         return await self._run(calls.search(query, owner, {
             "session_id": session_id, "time_from": time_from, "time_to": time_to, "k": k,
-            "expand": expand, "method": method, "max_messages": max_messages,
+            "expand": expand, "method": method, "max_messages": max_messages, "order": order,
             "preset": preset, "units": units, "metadata": metadata, "as_of": as_of,
             "time_hint": time_hint, "trace": trace}))
 

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Response
 
 from graphmem.models import AnswerRequest, AnswerResult, ContextRequest, ContextResult
 
+from .deps import TenantMem
 from .problems import PROBLEM
 from .replies import model_reply
 
@@ -19,24 +20,22 @@ ANSWER_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def router(TenantMem: Any) -> APIRouter:
-    r = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1")
 
-    @r.post("/context", response_model=ContextResult)
-    def context(req: ContextRequest, mem: TenantMem) -> Response:
-        """Messages, episodes and facts valid at ``as_of`` for the question, each with its
-        sources and an evidence id (e1, e2, ...) that starts its line in ``context``; hits
-        first, cut to ``max_tokens``. With ``trace``, how it was built."""
-        return model_reply(mem.context(req))
+@router.post("/context", response_model=ContextResult)
+def context(req: ContextRequest, mem: TenantMem) -> Response:
+    """Messages, episodes and facts valid at ``as_of`` for the question, each with its
+    sources and an evidence id (e1, e2, ...) that starts its line in ``context``; hits
+    first, cut to ``max_tokens``. With ``trace``, how it was built."""
+    return model_reply(mem.context(req))
 
-    @r.post("/answer", response_model=AnswerResult, responses=ANSWER_ERRORS)
-    def answer(req: AnswerRequest, mem: TenantMem) -> AnswerResult:
-        """An LLM reads the context of ``POST /v1/context`` and answers, citing the evidence
-        ids it used (each one an item of the returned context; made-up ids are dropped and
-        listed in ``invented_citations``). ``insufficient`` when the context does not hold the
-        answer. Needs an LLM (``GRAPHMEM_LLM_BASE_URL``, ``GRAPHMEM_LLM_MODEL``): 501 without
-        one. Accounted in ``GET /v1/usage`` as operation ``answer``."""
-        result: AnswerResult = mem.answer(req)
-        return result
+@router.post("/answer", response_model=AnswerResult, responses=ANSWER_ERRORS)
+def answer(req: AnswerRequest, mem: TenantMem) -> AnswerResult:
+    """An LLM reads the context of ``POST /v1/context`` and answers, citing the evidence
+    ids it used (each one an item of the returned context; made-up ids are dropped and
+    listed in ``invented_citations``). ``insufficient`` when the context does not hold the
+    answer. Needs an LLM (``GRAPHMEM_LLM_BASE_URL``, ``GRAPHMEM_LLM_MODEL``): 501 without
+    one. Accounted in ``GET /v1/usage`` as operation ``answer``."""
+    result: AnswerResult = mem.answer(req)
+    return result
 
-    return r

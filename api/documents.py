@@ -24,6 +24,7 @@ from graphmem.errors import InvalidInput
 from graphmem.forget import ForgetReport
 from graphmem.models import UtcDatetime
 
+from .deps import TenantMem
 from .media import is_json
 
 MULTIPART = "multipart/form-data"
@@ -40,63 +41,61 @@ _FORM_SCHEMA: dict[str, Any] = {
     }}
 
 
-def router(TenantMem: Any) -> APIRouter:
-    r = APIRouter(prefix="/v1")
-    Id = Annotated[str, Path(min_length=1)]
+router = APIRouter(prefix="/v1")
+Id = Annotated[str, Path(min_length=1)]
 
-    schema = DocumentIn.model_json_schema(ref_template="#/components/schemas/{model}")
+schema = DocumentIn.model_json_schema(ref_template="#/components/schemas/{model}")
 
-    @r.post("/documents", status_code=201, response_model=DocumentWrite, openapi_extra={
-        "requestBody": {"required": True, "content": {
-            "application/json": {"schema": schema},
-            MULTIPART: {"schema": _FORM_SCHEMA}}}})
-    async def post_document(request: Request, mem: TenantMem) -> DocumentWrite:
-        """Store a document as a new version of its key (the same content again changes
-        nothing: 201 with action ``unchanged``). JSON, or a multipart upload with the file in
-        ``file``. 415 for a media type no parser reads, 422 for a file that does not parse or
-        a PDF without a text layer, 413 naming ``content`` beyond the character or chunk
-        limits. Nothing is partly written."""
-        doc, content = await _read(request)
-        written: DocumentWrite = await run_in_threadpool(mem.documents.ingest, doc, content)
-        return written
+@router.post("/documents", status_code=201, response_model=DocumentWrite, openapi_extra={
+    "requestBody": {"required": True, "content": {
+        "application/json": {"schema": schema},
+        MULTIPART: {"schema": _FORM_SCHEMA}}}})
+async def post_document(request: Request, mem: TenantMem) -> DocumentWrite:
+    """Store a document as a new version of its key (the same content again changes
+    nothing: 201 with action ``unchanged``). JSON, or a multipart upload with the file in
+    ``file``. 415 for a media type no parser reads, 422 for a file that does not parse or
+    a PDF without a text layer, 413 naming ``content`` beyond the character or chunk
+    limits. Nothing is partly written."""
+    doc, content = await _read(request)
+    written: DocumentWrite = await run_in_threadpool(mem.documents.ingest, doc, content)
+    return written
 
-    @r.get("/documents", response_model=list[Document])
-    def list_documents(
-        mem: TenantMem, owner: Annotated[str, Query(min_length=1)],
-        after: Annotated[str, Query(max_length=500)] = "",
-        limit: Annotated[int, Query(ge=1, le=500)] = 50, history: bool = False,
-        key: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
-        as_of: Annotated[UtcDatetime | None, Query()] = None,
-    ) -> list[Document]:
-        """An owner's documents by key: the current version of each (every version with
-        ``history``); with ``key`` and ``as_of``, the version of that key valid then."""
-        if as_of is not None:
-            if key is None:
-                raise InvalidInput("key", "as_of reads one document key: give key too")
-            return [mem.documents.version_at(owner, key, as_of).document]
-        found: list[Document] = mem.documents.list(owner, after, limit, history)
-        return [d for d in found if key is None or d.key == key]
+@router.get("/documents", response_model=list[Document])
+def list_documents(
+    mem: TenantMem, owner: Annotated[str, Query(min_length=1)],
+    after: Annotated[str, Query(max_length=500)] = "",
+    limit: Annotated[int, Query(ge=1, le=500)] = 50, history: bool = False,
+    key: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
+    as_of: Annotated[UtcDatetime | None, Query()] = None,
+) -> list[Document]:
+    """An owner's documents by key: the current version of each (every version with
+    ``history``); with ``key`` and ``as_of``, the version of that key valid then."""
+    if as_of is not None:
+        if key is None:
+            raise InvalidInput("key", "as_of reads one document key: give key too")
+        return [mem.documents.version_at(owner, key, as_of).document]
+    found: list[Document] = mem.documents.list(owner, after, limit, history)
+    return [d for d in found if key is None or d.key == key]
 
-    @r.get("/documents/{document_id:path}", response_model=DocumentDetail)
-    def get_document(document_id: Id, mem: TenantMem, with_text: bool = False) -> DocumentDetail:
-        """One version: its state (``embedding`` while the worker embeds it), every version of
-        its key, its sections; with ``with_text``, the text its chunks' offsets point into."""
-        return mem.documents.get(document_id, with_text)  # type: ignore[no-any-return]
+@router.get("/documents/{document_id:path}", response_model=DocumentDetail)
+def get_document(document_id: Id, mem: TenantMem, with_text: bool = False) -> DocumentDetail:
+    """One version: its state (``embedding`` while the worker embeds it), every version of
+    its key, its sections; with ``with_text``, the text its chunks' offsets point into."""
+    return mem.documents.get(document_id, with_text)
 
-    @r.delete("/documents/{document_id:path}", response_model=ForgetReport)
-    def forget_document(document_id: Id, mem: TenantMem) -> ForgetReport:
-        """Forget a document: every version of its key, their sections and chunks, in one
-        transaction, audited (kind ``document``). Again: ``already_forgotten``; never stored:
-        404."""
-        return mem.documents.forget(document_id)  # type: ignore[no-any-return]
+@router.delete("/documents/{document_id:path}", response_model=ForgetReport)
+def forget_document(document_id: Id, mem: TenantMem) -> ForgetReport:
+    """Forget a document: every version of its key, their sections and chunks, in one
+    transaction, audited (kind ``document``). Again: ``already_forgotten``; never stored:
+    404."""
+    return mem.documents.forget(document_id)
 
-    @r.post("/documents/search", response_model=ChunkResult)
-    def search_documents(req: ChunkSearch, mem: TenantMem) -> ChunkResult:
-        """The owner's chunks best matching ``query`` (vector and fulltext fused by RRF), each
-        with its citation: document, version, section path, character offsets."""
-        return mem.documents.search(req)  # type: ignore[no-any-return]
+@router.post("/documents/search", response_model=ChunkResult)
+def search_documents(req: ChunkSearch, mem: TenantMem) -> ChunkResult:
+    """The owner's chunks best matching ``query`` (vector and fulltext fused by RRF), each
+    with its citation: document, version, section path, character offsets."""
+    return mem.documents.search(req)
 
-    return r
 
 
 async def _read(request: Request) -> tuple[DocumentIn, bytes | None]:

@@ -9,66 +9,7 @@ from graphmem import audit
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationBatch, ProfileOps
 from graphmem.models import DATETIME_PATTERN, AuditInfo, AuditResult, UtcDatetime
 
-
-def router(TenantMem: Any) -> APIRouter:
-    r = APIRouter(prefix="/v1")
-    When = Annotated[UtcDatetime | None, Query()]
-    Text = Annotated[str | None, Query(min_length=1)]
-    Name = Annotated[str, Path(min_length=1)]  # `{x:path}`: ids may hold "/" (sent as %2F)
-
-    @r.post("/observations", status_code=201, response_model=list[FactWrite])
-    def post_observations(batch: ObservationBatch, mem: TenantMem) -> list[FactWrite]:
-        """Write facts; each goes through the Linker (support, supersede, or place in history).
-        The batch is one transaction."""
-        return mem.facts.observe(batch.observations)  # type: ignore[no-any-return]
-
-    @r.get("/observations", response_model=list[Fact])
-    def get_observations(
-        mem: TenantMem, owner: Annotated[str, Query(min_length=1)],
-        subject: Text = None, type: Text = None, as_of: When = None, known_at: When = None,
-        include_history: bool = False,
-    ) -> list[Fact]:
-        """Current facts; ``as_of`` (valid time) and ``known_at`` (recorded time) look back."""
-        return mem.facts.query(  # type: ignore[no-any-return]
-            owner, subject, type, as_of, known_at, include_history)
-
-    @r.get("/observations/{fact_id:path}/history", response_model=FactHistory)
-    def history(fact_id: Name, mem: TenantMem) -> FactHistory:
-        """A fact's whole chain of revisions, in order, with every `SUPERSEDES` reason."""
-        return mem.facts.history(fact_id)  # type: ignore[no-any-return]
-
-    @r.post("/profile/ops", status_code=201, response_model=list[FactWrite])
-    def profile_ops(batch: ProfileOps, mem: TenantMem) -> list[FactWrite]:
-        """ADD / UPDATE / DELETE / NOOP on profile keys; old values are closed, never erased."""
-        return mem.profile.apply(batch.ops)  # type: ignore[no-any-return]
-
-    @r.get("/profile/{owner:path}", response_model=list[Fact])
-    def profile(owner: Name, mem: TenantMem, as_of: When = None,
-                known_at: When = None, include_history: bool = False) -> list[Fact]:
-        """An owner's profile: the current value of each key (``as_of`` / ``known_at`` look
-        back)."""
-        return mem.profile.get(  # type: ignore[no-any-return]
-            owner, as_of, known_at, include_history)
-
-    @r.get("/audit", response_model=list[AuditInfo])
-    def audits(mem: TenantMem) -> list[AuditInfo]:
-        """The named audit queries, with their parameters and columns."""
-        return mem.audit.queries()  # type: ignore[no-any-return]
-
-    queries = audit.all_queries()
-    AuditName = Annotated[str, Path(
-        description="One of the named queries (`GET /v1/audit` lists them with their "
-        "parameters)", json_schema_extra={"enum": [q.name for q in queries]})]
-
-    @r.get("/audit/{name}", response_model=AuditResult,
-           openapi_extra={"parameters": audit_parameters(queries)})
-    def run_audit(name: AuditName, request: Request, mem: TenantMem) -> AuditResult:
-        """Run a named audit query read-only; its parameters come as query parameters
-        (``tenant`` is always the caller's)."""
-        result: AuditResult = mem.audit.run(name, dict(request.query_params))
-        return AuditResult(name=name, rows=[_jsonable(row) for row in result.rows])
-
-    return r
+from .deps import TenantMem
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -95,3 +36,61 @@ def audit_parameters(queries: list[audit.AuditQuery]) -> list[dict[str, Any]]:
              "description": "Taken by " + ", ".join(sorted(takers[name])) + " (checked "
              "whichever query runs)"}
             for name, kind in audit.declared().items()]
+
+
+router = APIRouter(prefix="/v1")
+When = Annotated[UtcDatetime | None, Query()]
+Text = Annotated[str | None, Query(min_length=1)]
+Name = Annotated[str, Path(min_length=1)]  # `{x:path}`: ids may hold "/" (sent as %2F)
+
+@router.post("/observations", status_code=201, response_model=list[FactWrite])
+def post_observations(batch: ObservationBatch, mem: TenantMem) -> list[FactWrite]:
+    """Write facts; each goes through the Linker (support, supersede, or place in history).
+    The batch is one transaction."""
+    return mem.facts.observe(batch.observations)
+
+@router.get("/observations", response_model=list[Fact])
+def get_observations(
+    mem: TenantMem, owner: Annotated[str, Query(min_length=1)],
+    subject: Text = None, type: Text = None, as_of: When = None, known_at: When = None,
+    include_history: bool = False,
+) -> list[Fact]:
+    """Current facts; ``as_of`` (valid time) and ``known_at`` (recorded time) look back."""
+    return mem.facts.query(
+        owner, subject, type, as_of, known_at, include_history)
+
+@router.get("/observations/{fact_id:path}/history", response_model=FactHistory)
+def history(fact_id: Name, mem: TenantMem) -> FactHistory:
+    """A fact's whole chain of revisions, in order, with every `SUPERSEDES` reason."""
+    return mem.facts.history(fact_id)
+
+@router.post("/profile/ops", status_code=201, response_model=list[FactWrite])
+def profile_ops(batch: ProfileOps, mem: TenantMem) -> list[FactWrite]:
+    """ADD / UPDATE / DELETE / NOOP on profile keys; old values are closed, never erased."""
+    return mem.profile.apply(batch.ops)
+
+@router.get("/profile/{owner:path}", response_model=list[Fact])
+def profile(owner: Name, mem: TenantMem, as_of: When = None,
+            known_at: When = None, include_history: bool = False) -> list[Fact]:
+    """An owner's profile: the current value of each key (``as_of`` / ``known_at`` look
+    back)."""
+    return mem.profile.get(
+        owner, as_of, known_at, include_history)
+
+@router.get("/audit", response_model=list[AuditInfo])
+def audits(mem: TenantMem) -> list[AuditInfo]:
+    """The named audit queries, with their parameters and columns."""
+    return mem.audit.queries()
+
+queries = audit.all_queries()
+AuditName = Annotated[str, Path(
+    description="One of the named queries (`GET /v1/audit` lists them with their "
+    "parameters)", json_schema_extra={"enum": [q.name for q in queries]})]
+
+@router.get("/audit/{name}", response_model=AuditResult,
+       openapi_extra={"parameters": audit_parameters(queries)})
+def run_audit(name: AuditName, request: Request, mem: TenantMem) -> AuditResult:
+    """Run a named audit query read-only; its parameters come as query parameters
+    (``tenant`` is always the caller's)."""
+    result: AuditResult = mem.audit.run(name, dict(request.query_params))
+    return AuditResult(name=name, rows=[_jsonable(row) for row in result.rows])

@@ -16,7 +16,7 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
@@ -64,7 +64,7 @@ INFO.labels(__version__).set(1)
 
 
 class Runtime(Protocol):
-    """What readiness needs from the app's runtime (api.app._Runtime)."""
+    """What readiness needs from the app's runtime (api.deps.Runtime)."""
 
     memory: Memory | None
     ready: bool
@@ -122,7 +122,7 @@ class _TextFormatter(logging.Formatter):
         return super().format(record)
 
 
-class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+class _Handler(logging.StreamHandler[TextIO]):
     """graphmem's handler on the root logger; writes to the current ``sys.stderr``."""
 
     def __init__(self) -> None:

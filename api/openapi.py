@@ -18,6 +18,8 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from graphmem.operations import OPERATIONS, TAGS
+
 from .examples import EXAMPLES
 from .problems import PROBLEM
 
@@ -131,11 +133,26 @@ def document(schema: dict[str, Any], *, anonymous: bool = False) -> dict[str, An
             body = operation.get("requestBody", {}).get("content", {}).get("application/json")
             if body is not None and (method, path) in EXAMPLES:
                 body["example"] = EXAMPLES[method, path]
+    _declared(schema)
     if "HTTPValidationError" in schemas and "HTTPValidationError" not in _refs(schema):
         del schemas["HTTPValidationError"]
     if "ValidationError" in schemas and "ValidationError" not in _refs(schema):
         del schemas["ValidationError"]
     return schema
+
+
+def _declared(schema: dict[str, Any]) -> None:
+    """Each operation's area (tag) and summary as the table of operations declares them
+    (`graphmem.operations`), and the areas described."""
+    paths = schema.get("paths", {})
+    for op in OPERATIONS:
+        operation = paths.get(op.path, {}).get(op.method.lower())
+        if operation is not None:
+            operation["tags"] = [op.tag]
+            operation["summary"] = op.summary
+    described = [{"name": name, "description": text} for name, text in TAGS.items()]
+    schema["tags"] = [*described, *[t for t in schema.get("tags", [])
+                                    if t.get("name") not in TAGS]]
 
 
 def _is_key_header(parameter: dict[str, Any]) -> bool:
@@ -175,4 +192,4 @@ def install(app: FastAPI, *, anonymous: bool = False) -> None:
             app.openapi_schema = document(generate(), anonymous=anonymous)
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    setattr(app, "openapi", openapi)  # noqa: B010 (an instance attribute shadows the method)

@@ -1,6 +1,6 @@
 """Routes for procedural memory: traces in, outcomes later, and skills and cases out."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
@@ -18,47 +18,46 @@ from graphmem.procedural.models import (
     TraceReport,
 )
 
+from .deps import TenantMem
 
-def router(TenantMem: Any) -> APIRouter:
-    r = APIRouter(prefix="/v1")
-    Id = Annotated[str, Path(min_length=1)]
-    When = Annotated[UtcDatetime | None, Query(description="ISO 8601 with an offset")]
+router = APIRouter(prefix="/v1")
+Id = Annotated[str, Path(min_length=1)]
+When = Annotated[UtcDatetime | None, Query(description="ISO 8601 with an offset")]
 
-    @r.post("/traces", status_code=201, response_model=TraceReport)
-    def post_traces(body: TraceBody, mem: TenantMem) -> TraceReport:
-        """Store one run (a trace) or a batch ``{"traces": [...]}``. 201 means committed, steps
-        included; cases and skills form in the background (``form_trace`` jobs)."""
-        traces = body.traces if isinstance(body, TraceBatch) else [body]
-        return mem.traces.ingest(traces)  # type: ignore[no-any-return]
+@router.post("/traces", status_code=201, response_model=TraceReport)
+def post_traces(body: TraceBody, mem: TenantMem) -> TraceReport:
+    """Store one run (a trace) or a batch ``{"traces": [...]}``. 201 means committed, steps
+    included; cases and skills form in the background (``form_trace`` jobs)."""
+    traces = body.traces if isinstance(body, TraceBatch) else [body]
+    return mem.traces.ingest(traces)
 
-    @r.post("/traces/{trace_id:path}/outcome", response_model=OutcomeReport)
-    def post_outcome(trace_id: Id, body: OutcomeIn, mem: TenantMem) -> OutcomeReport:
-        """Record how a run ended, later; its cases and the owner's skills form again."""
-        return mem.traces.set_outcome(trace_id, body)  # type: ignore[no-any-return]
+@router.post("/traces/{trace_id:path}/outcome", response_model=OutcomeReport)
+def post_outcome(trace_id: Id, body: OutcomeIn, mem: TenantMem) -> OutcomeReport:
+    """Record how a run ended, later; its cases and the owner's skills form again."""
+    return mem.traces.set_outcome(trace_id, body)
 
-    @r.post("/skills/search", response_model=SkillSearchResult)
-    def search(req: SkillSearch, mem: TenantMem) -> SkillSearchResult:
-        """Hybrid recall (vector + fulltext, fused by RRF) of skills (each with its best
-        supporting cases) or cases (each with its skill)."""
-        return mem.skills.search(req)  # type: ignore[no-any-return]
+@router.post("/skills/search", response_model=SkillSearchResult)
+def search(req: SkillSearch, mem: TenantMem) -> SkillSearchResult:
+    """Hybrid recall (vector + fulltext, fused by RRF) of skills (each with its best
+    supporting cases) or cases (each with its skill)."""
+    return mem.skills.search(req)
 
-    @r.get("/skills/{skill_id}/history", response_model=SkillHistory)
-    def history(skill_id: Id, mem: TenantMem) -> SkillHistory:
-        """Every version of the skill, with each SUPERSEDES reason and its sources."""
-        return mem.skills.history(skill_id)  # type: ignore[no-any-return]
+@router.get("/skills/{skill_id}/history", response_model=SkillHistory)
+def history(skill_id: Id, mem: TenantMem) -> SkillHistory:
+    """Every version of the skill, with each SUPERSEDES reason and its sources."""
+    return mem.skills.history(skill_id)
 
-    @r.get("/skills/{skill_id}", response_model=SkillDetail)
-    def skill(skill_id: Id, mem: TenantMem,
-              limit: Annotated[int, Query(ge=1, le=500)] = 50,
-              as_of: When = None, known_at: When = None) -> SkillDetail:
-        """A skill version with its support: the cases for it and against it. ``as_of`` (valid
-        time) and ``known_at`` (recorded time): the version of its lineage valid then, as
-        recorded then."""
-        return mem.skills.get(skill_id, limit, as_of, known_at)  # type: ignore[no-any-return]
+@router.get("/skills/{skill_id}", response_model=SkillDetail)
+def skill(skill_id: Id, mem: TenantMem,
+          limit: Annotated[int, Query(ge=1, le=500)] = 50,
+          as_of: When = None, known_at: When = None) -> SkillDetail:
+    """A skill version with its support: the cases for it and against it. ``as_of`` (valid
+    time) and ``known_at`` (recorded time): the version of its lineage valid then, as
+    recorded then."""
+    return mem.skills.get(skill_id, limit, as_of, known_at)
 
-    @r.get("/cases/{case_id}", response_model=CaseDetail)
-    def case(case_id: Id, mem: TenantMem) -> CaseDetail:
-        """A case with its skill, the steps it was derived from, and its trace."""
-        return mem.cases.get(case_id)  # type: ignore[no-any-return]
+@router.get("/cases/{case_id}", response_model=CaseDetail)
+def case(case_id: Id, mem: TenantMem) -> CaseDetail:
+    """A case with its skill, the steps it was derived from, and its trace."""
+    return mem.cases.get(case_id)
 
-    return r

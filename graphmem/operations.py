@@ -20,13 +20,14 @@ from typing import Any, Literal
 from graphmem import wire
 
 Method = Literal["GET", "POST", "DELETE"]
-Tag = Literal["messages", "search", "facts", "procedural memory", "forgetting", "export",
-              "jobs", "audit", "operations"]
+Tag = Literal["messages", "search", "facts", "procedural memory", "documents", "forgetting",
+              "export", "jobs", "audit", "operations"]
 TAGS: dict[str, str] = {
     "messages": "Conversations as sent: stored verbatim, read back by id, session or owner.",
     "search": "Recall: hybrid search, a packed context for a prompt, a cited answer.",
     "facts": "Observations and profile facts, bitemporal: valid time and recorded time.",
     "procedural memory": "Agent runs, their outcomes, and the skills and cases formed from them.",
+    "documents": "Documents in versions, their sections and chunks, and search over them.",
     "forgetting": "Forgetting, audited: one message, fact, run or session, or by a filter.",
     "export": "Everything stored about an owner, a page at a time.",
     "jobs": "Background formation: its jobs, reruns, and the LLM's usage.",
@@ -100,6 +101,14 @@ OPERATIONS: tuple[Operation, ...] = (
         "A skill's versions", None, W.SkillHistory),
     _op("case", "GET", "/v1/cases/{case_id}", "procedural memory", "Read a case", None,
         W.CaseDetail),
+    _op("add_document", "POST", "/v1/documents", "documents", "Store a document",
+        W.DocumentIn, W.DocumentWrite, writes=True),
+    _op("documents", "GET", "/v1/documents", "documents", "List documents", None,
+        list[W.Document]),
+    _op("document", "GET", "/v1/documents/{document_id}", "documents", "Read a document",
+        None, W.DocumentDetail),
+    _op("search_documents", "POST", "/v1/documents/search", "documents", "Search documents",
+        W.ChunkSearch, W.ChunkResult),
     _op("forget_message", "DELETE", "/v1/messages/{message_id}", "forgetting",
         "Forget a message", None, W.ForgetReport, writes=True),
     _op("forget_session", "DELETE", "/v1/sessions/{session_id}", "forgetting",
@@ -108,6 +117,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "Forget messages by a filter", W.ForgetMessages, W.ForgetReport, writes=True),
     _op("forget_trace", "DELETE", "/v1/traces/{trace_id}", "forgetting", "Forget a run",
         None, W.ForgetReport, writes=True),
+    _op("forget_document", "DELETE", "/v1/documents/{document_id}", "forgetting",
+        "Forget a document", None, W.ForgetReport, writes=True),
     _op("forget_fact", "DELETE", "/v1/facts/{fact_id}", "forgetting", "Forget a fact", None,
         W.ForgetReport, writes=True),
     _op("delete_owner", "DELETE", "/v1/owners/{owner}", "forgetting", "Forget an owner",

@@ -19,10 +19,16 @@ from graphmem.wire import (
     AuditInfo,
     AuditResult,
     CaseDetail,
+    ChunkResult,
+    ChunkSearch,
     ContextRequest,
     ContextResult,
     ContextUnit,
     DeleteReport,
+    Document,
+    DocumentDetail,
+    DocumentIn,
+    DocumentWrite,
     Expand,
     ExportRecord,
     ExtractionRetry,
@@ -230,6 +236,11 @@ class AsyncGraphMem:
         resting only on them; the owner's skills form again from the other cases."""
         return await self._run(calls.forget_trace(trace_id))
 
+    async def forget_document(self, document_id: str) -> ForgetReport:
+        """Forget a document: every version of its key, with their sections and chunks
+        (audited); again, ``already_forgotten``."""
+        return await self._run(calls.forget_document(document_id))
+
     async def forget_fact(self, fact_id: str) -> ForgetReport:
         """Forget one fact (an observation or a profile value) and the facts resting
         only on it; the facts it superseded stay closed (history is not rewritten)."""
@@ -347,6 +358,37 @@ class AsyncGraphMem:
     async def case(self, case_id: str) -> CaseDetail:
         """A case with its skill, the steps it was derived from, and its trace."""
         return await self._run(calls.case(case_id))
+
+    # --- documents ---------------------------------------------------------------------------
+    async def add_document(self, document: DocumentIn | Mapping[str, Any]) -> DocumentWrite:
+        """Store a document (JSON: text, Markdown, HTML, or a PDF as base64) as a new version
+        of its key; the same content again changes nothing. Returns the version written."""
+        return await self._run(calls.add_document(document))
+
+    async def documents(self, owner: str, *, after: str = "", limit: int = 50,
+                  history: bool = False, key: str | None = None,
+                  as_of: datetime | str | None = None) -> list[Document]:
+        """``owner``'s documents by key, after ``after``: the current version of each (every
+        version with ``history``); with ``key`` and ``as_of``, the version valid then."""
+        return await self._run(calls.documents(owner, after, limit, history, key, as_of))
+
+    async def document(self, document_id: str, *, with_text: bool = False) -> DocumentDetail:
+        """One document version: its state, every version of its key, its sections; with
+        ``with_text``, the text its chunks' offsets point into."""
+        return await self._run(calls.document(document_id, with_text))
+
+    async def search_documents(self, query: str | ChunkSearch, owner: str | None = None, *,
+                         k: int | None = None, documents: list[str] | None = None,
+                         metadata: Mapping[str, Any] | None = None,
+                         as_of: datetime | str | None = None,
+                         method: Literal["vector", "fulltext", "rrf"] | None = None,
+                         neighbours: int | None = None) -> ChunkResult:
+        """The chunks of ``owner``'s documents best matching ``query``, each with its citation
+        (document, version, section path, offsets). The keywords are the fields of
+        `ChunkSearch` (or pass one); one left None takes the server's default."""
+        return await self._run(calls.search_documents(query, owner, {
+            "k": k, "documents": documents, "metadata": metadata, "as_of": as_of,
+            "method": method, "neighbours": neighbours}))
 
     # --- probes ------------------------------------------------------------------------------
 

@@ -21,6 +21,8 @@ from urllib.parse import quote
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from graphmem.client.errors import from_validation
+from graphmem.operations import NOT_COVERED as NOT_COVERED
+from graphmem.operations import OPERATIONS
 from graphmem.wire import (
     MAX_BATCH,
     MAX_OBSERVATIONS,
@@ -30,9 +32,15 @@ from graphmem.wire import (
     AuditInfo,
     AuditResult,
     CaseDetail,
+    ChunkResult,
+    ChunkSearch,
     ContextRequest,
     ContextResult,
     DeleteReport,
+    Document,
+    DocumentDetail,
+    DocumentIn,
+    DocumentWrite,
     ExtractionRetry,
     ExtractionRetryIn,
     Fact,
@@ -80,45 +88,8 @@ class Endpoint:
 
 
 ENDPOINTS: dict[str, Endpoint] = {
-    "add_messages": Endpoint("POST", "/v1/messages", True),
-    "get_message": Endpoint("GET", "/v1/messages/{message_id}", True),
-    "owners": Endpoint("GET", "/v1/owners", True),
-    "sessions": Endpoint("GET", "/v1/sessions", True),
-    "session_messages": Endpoint("GET", "/v1/sessions/{session_id}/messages", True),
-    "delete_owner": Endpoint("DELETE", "/v1/owners/{owner}", True),
-    "export_owner": Endpoint("GET", "/v1/owners/{owner}/export", True),
-    "search": Endpoint("POST", "/v1/search", True),
-    "context": Endpoint("POST", "/v1/context", True),
-    "answer": Endpoint("POST", "/v1/answer", False),
-    "forget_message": Endpoint("DELETE", "/v1/messages/{message_id}", True),
-    "forget_session": Endpoint("DELETE", "/v1/sessions/{session_id}", True),
-    "forget_messages": Endpoint("POST", "/v1/messages/forget", True),
-    "forget_trace": Endpoint("DELETE", "/v1/traces/{trace_id}", True),
-    "forget_fact": Endpoint("DELETE", "/v1/facts/{fact_id}", True),
-    "add_observations": Endpoint("POST", "/v1/observations", False),
-    "observations": Endpoint("GET", "/v1/observations", True),
-    "observation_history": Endpoint("GET", "/v1/observations/{fact_id}/history", True),
-    "profile_ops": Endpoint("POST", "/v1/profile/ops", False),
-    "profile": Endpoint("GET", "/v1/profile/{owner}", True),
-    "audits": Endpoint("GET", "/v1/audit", True),
-    "audit": Endpoint("GET", "/v1/audit/{name}", True),
-    "jobs": Endpoint("GET", "/v1/jobs", True),
-    "job": Endpoint("GET", "/v1/jobs/{job_id}", True),
-    "rerun_job": Endpoint("POST", "/v1/jobs/{job_id}/rerun", False),
-    "retry_extraction": Endpoint("POST", "/v1/episodes/retry-extraction", True),
-    "usage": Endpoint("GET", "/v1/usage", True),
-    "add_traces": Endpoint("POST", "/v1/traces", True),
-    "set_outcome": Endpoint("POST", "/v1/traces/{trace_id}/outcome", False),
-    "search_skills": Endpoint("POST", "/v1/skills/search", True),
-    "skill": Endpoint("GET", "/v1/skills/{skill_id}", True),
-    "skill_history": Endpoint("GET", "/v1/skills/{skill_id}/history", True),
-    "case": Endpoint("GET", "/v1/cases/{case_id}", True),
-    "health": Endpoint("GET", "/healthz", True),
-    "ready": Endpoint("GET", "/readyz", True),
-}
-NOT_COVERED = {("GET", "/metrics"), ("GET", "/browser/style.grass"),
-               ("GET", "/browser/guide.html")}
-"""Operations with no client method: Prometheus' scrape and Neo4j Browser's assets."""
+    op.name: Endpoint(op.method, op.path, op.retry) for op in OPERATIONS}
+"""Every operation a client sends, from the table of operations (`graphmem.operations`)."""
 
 
 @dataclass(frozen=True)
@@ -266,6 +237,10 @@ def forget_trace(trace_id: str) -> Call[ForgetReport]:
     return _call("forget_trace", ForgetReport, path={"trace_id": trace_id})
 
 
+def forget_document(document_id: str) -> Call[ForgetReport]:
+    return _call("forget_document", ForgetReport, path={"document_id": document_id})
+
+
 def forget_fact(fact_id: str) -> Call[ForgetReport]:
     return _call("forget_fact", ForgetReport, path={"fact_id": fact_id})
 
@@ -362,6 +337,30 @@ def skill_history(skill_id: str) -> Call[SkillHistory]:
 
 def case(case_id: str) -> Call[CaseDetail]:
     return _call("case", CaseDetail, path={"case_id": case_id})
+
+
+# --- documents -------------------------------------------------------------------------------
+
+def add_document(document: Any) -> Call[DocumentWrite]:
+    return _call("add_document", DocumentWrite, body=model(DocumentIn, document))
+
+
+def documents(owner: str, after: str, limit: int, history: bool, key: str | None,
+              as_of: datetime | str | None) -> Call[list[Document]]:
+    return _call("documents", list[Document], params={
+        "owner": owner, "after": after, "limit": limit, "history": history, "key": key,
+        "as_of": as_of})
+
+
+def document(document_id: str, with_text: bool) -> Call[DocumentDetail]:
+    return _call("document", DocumentDetail, path={"document_id": document_id},
+                 params={"with_text": with_text})
+
+
+def search_documents(query: str | ChunkSearch, owner: str | None,
+                     options: Mapping[str, Any]) -> Call[ChunkResult]:
+    return _call("search_documents", ChunkResult,
+                 body=_request(ChunkSearch, query, owner, options))
 
 
 # --- probes ----------------------------------------------------------------------------------

@@ -39,6 +39,24 @@ export type FactWrite = Schemas["FactWrite"];
 export type FactHistory = Schemas["FactHistory"];
 export type JobList = Schemas["JobList"];
 export type Job = Schemas["Job"];
+export type DocumentWrite = Schemas["DocumentWrite"];
+/** A stored document version (named so as not to shadow the DOM's `Document`). */
+export type StoredDocument = Schemas["Document"];
+export type DocumentDetail = Schemas["DocumentDetail"];
+export type ChunkSearch = Schemas["ChunkSearch"];
+export type ChunkResult = Schemas["ChunkResult"];
+/** A document to store (`POST /v1/documents` as JSON; a PDF's content is base64). */
+export interface DocumentIn {
+  owner: string;
+  key: string;
+  content: string;
+  title?: string;
+  source_url?: string;
+  media_type?: string;
+  metadata?: Record<string, string | number | boolean | null>;
+  valid_from?: string;
+  reason?: string;
+}
 export type ExtractionRetryIn = Schemas["ExtractionRetryIn"];
 export type ExtractionRetry = Schemas["ExtractionRetry"];
 export type UsageReport = Schemas["UsageReport"];
@@ -212,6 +230,10 @@ export class GraphMem {
   forgetTrace(traceId: string): Promise<ForgetReport> {
     return this.send({ method: "DELETE", path: `/v1/traces/${id(traceId)}`, retry: true });
   }
+  forgetDocument(documentId: string): Promise<ForgetReport> {
+    return this.send({ method: "DELETE", path: `/v1/documents/${id(documentId)}`,
+                       retry: true });
+  }
   forgetFact(factId: string): Promise<ForgetReport> {
     return this.send({ method: "DELETE", path: `/v1/facts/${id(factId)}`, retry: true });
   }
@@ -287,6 +309,22 @@ export class GraphMem {
   }
   case(caseId: string): Promise<CaseDetail> {
     return this.send({ method: "GET", path: `/v1/cases/${id(caseId)}`, retry: true });
+  }
+  addDocument(document: DocumentIn): Promise<DocumentWrite> {
+    return this.send({ method: "POST", path: "/v1/documents", body: document, retry: true });
+  }
+  documents(owner: string, query: { after?: string; limit?: number; history?: boolean;
+                                    key?: string; as_of?: string } = {}): Promise<StoredDocument[]> {
+    return this.send({ method: "GET", path: "/v1/documents", query: { owner, ...query },
+                       retry: true });
+  }
+  document(documentId: string, query: { with_text?: boolean } = {}): Promise<DocumentDetail> {
+    return this.send({ method: "GET", path: `/v1/documents/${id(documentId)}`, query,
+                       retry: true });
+  }
+  searchDocuments(request: ChunkSearch): Promise<ChunkResult> {
+    return this.send({ method: "POST", path: "/v1/documents/search", body: request,
+                       retry: true });
   }
   health(): Promise<Record<string, unknown>> {
     return this.send({ method: "GET", path: "/healthz", retry: true });

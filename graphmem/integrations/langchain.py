@@ -67,8 +67,9 @@ class GraphMemRetriever(BaseRetriever):
     ``use="search"`` (default): one `Document` per message hit of hybrid search, in the order
     the search returns them, ``page_content`` the message's text and the metadata the
     message's own metadata, then its ``id``, ``timestamp`` (ISO 8601, UTC), ``session_id``,
-    ``speaker``, ``owner``, ``score``, ``rules`` and ``nucleus`` (found by the search itself),
-    which win over a key of the same name. ``use="context"``: one per item of the packed
+    ``speaker``, ``owner``, ``score``, ``rules``, ``nucleus`` (found by the search itself) and
+    ``window`` (the turns around it: id, timestamp, speaker, text), which win over a key of the
+    same name. ``use="context"``: one per item of the packed
     context (``POST /v1/context``: facts, episodes and messages within ``max_tokens``), the
     search's own hits before the turns around them and the best of each first, in the order
     of the context, with the same keys (``timestamp`` is a message's time, an episode's
@@ -128,7 +129,9 @@ def search_documents(result: SearchResult, k: int | None = None) -> list[Documen
     return [Document(page_content=h.text, id=h.id, metadata={
         **h.metadata, "id": h.id, "timestamp": h.timestamp.isoformat(),
         "session_id": h.session_id, "speaker": h.speaker, "owner": h.owner, "score": h.score,
-        "rules": list(h.rules), "nucleus": h.nucleus}) for h in hits]
+        "rules": list(h.rules), "nucleus": h.nucleus, "window": [
+            {"id": t.id, "timestamp": t.timestamp.isoformat(), "speaker": t.speaker,
+             "text": t.text} for t in h.window]}) for h in hits]
 
 
 def context_documents(result: ContextResult, k: int | None = None) -> list[Document]:

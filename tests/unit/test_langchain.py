@@ -28,6 +28,7 @@ from graphmem.integrations.langchain import (
     context_documents,
     search_documents,
 )
+from graphmem.models import Turn
 from graphmem.wire import ContextItem, ContextResult, Hit, SearchResult
 
 T = datetime(2026, 3, 12, 14, 5, tzinfo=UTC)
@@ -36,7 +37,10 @@ T = datetime(2026, 3, 12, 14, 5, tzinfo=UTC)
 def hit(i: int, score: float, nucleus: bool = True) -> Hit:
     return Hit.model_construct(id=f"m{i}", text=f"turn {i}", speaker="alice", timestamp=T,
                                session_id="s1", owner="alice", score=score, rules=["vector"],
-                               nucleus=nucleus, metadata={"channel": "chat", "id": "theirs"})
+                               nucleus=nucleus, metadata={"channel": "chat", "id": "theirs"},
+                               window=[Turn.model_construct(id=f"m{i}+1", text="next",
+                                                            speaker="bob", timestamp=T,
+                                                            session_id="s1")])
 
 
 def item(i: int, score: float, core: bool) -> ContextItem:
@@ -53,7 +57,9 @@ def test_at_most_k_documents_the_best_in_the_servers_order() -> None:
     assert [d.id for d in docs] == ["m1", "m2"]  # hits before neighbours, in the given order
     assert docs[0].metadata == {"channel": "chat", "id": "m1", "timestamp": T.isoformat(),
                                 "session_id": "s1", "speaker": "alice", "owner": "alice",
-                                "score": 0.5, "rules": ["vector"], "nucleus": True}
+                                "score": 0.5, "rules": ["vector"], "nucleus": True,
+                                "window": [{"id": "m1+1", "timestamp": T.isoformat(),
+                                            "speaker": "bob", "text": "next"}]}
     assert len(search_documents(SearchResult.model_construct(hits=hits))) == 5
 
     items = [item(0, 0.1, False), item(1, 0.4, True), item(2, 0.3, True), item(3, 0.9, False)]

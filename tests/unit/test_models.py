@@ -12,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from graphmem.facts.models import ObservationIn, ProfileOp
 from graphmem.models import (
+    DATETIME_PATTERN,
     MAX_TIME,
     MIN_TIME,
     IsoDate,
@@ -231,7 +232,7 @@ def test_fact_datetimes_use_the_one_rule() -> None:
 
 def test_utc_datetime_json_schema_is_a_date_time() -> None:
     schema = SearchRequest.model_json_schema()["properties"]["time_to"]["anyOf"][0]
-    assert schema == {"type": "string", "format": "date-time"}
+    assert schema == {"type": "string", "format": "date-time", "pattern": DATETIME_PATTERN}
 
 
 @pytest.mark.parametrize(("given", "expected"), [

@@ -440,22 +440,22 @@ def pack(
     reach: tuple[int, int] | None = None,
 ) -> SearchResult:
     """The reply. With ``reach`` (before, after): the hits are the best ``req.k`` nuclei, each
-    with the turns around it (up to ``before`` earlier and ``after`` later consecutive ones
-    chosen) in its ``window``; without: every chosen message is a hit (a message budget, or no
+    with the chosen turns at most ``before`` NEXT steps earlier and ``after`` later (`links`)
+    in its ``window``; without: every chosen message is a hit (a message budget, or no
     expansion). Hits best first (``req.order`` ``time``: in time); the context renders hits
     and windows in time, one block per run of consecutive turns, after the facts."""
     present = [s for s in selected if s.id in records]
     by_time = sorted(present, key=lambda s: _order(records[s.id], s.id))
-    runs = clusters([s.id for s in by_time], links)
     chosen = sorted(present, key=lambda s: -s.score)  # stable: ties keep the selection's order
     windows: dict[str, list[str]] = {}
     if reach is not None:
         chosen = [s for s in chosen if s.nucleus][: req.k]
-        where = {id_: (run, n) for run in runs for n, id_ in enumerate(run)}
-        before, after = reach
+        later = dict(links)
+        earlier = {b: a for a, b in links}
+        ids = {s.id for s in present}
         for s in chosen:
-            run, n = where[s.id]
-            windows[s.id] = [*run[max(0, n - before):n], *run[n + 1:n + 1 + after]]
+            windows[s.id] = [*reversed(_along(s.id, earlier, reach[0], ids)),
+                             *_along(s.id, later, reach[1], ids)]
     if req.order == "time":
         chosen.sort(key=lambda s: _order(records[s.id], s.id))
     hits = [_hit(s, records[s.id], [_turn(records[i]) for i in windows.get(s.id, ())])
@@ -477,6 +477,20 @@ def pack(
         query=req.query, method=req.method, hits=hits, observations=list(observations),
         interleaved=interleaved, context=context, context_tokens=estimate_tokens(context),
     )
+
+
+def _along(start: str, step: Mapping[str, str], steps: int, kept: set[str]) -> list[str]:
+    """The ids of ``kept`` within ``steps`` steps of ``start`` along ``step`` (NEXT one way),
+    nearest first; a message not kept (a metadata filter left it out) is stepped over."""
+    out: list[str] = []
+    current: str | None = start
+    for _ in range(steps):
+        current = step.get(current) if current is not None else None
+        if current is None:
+            break
+        if current in kept:
+            out.append(current)
+    return out
 
 
 def _hit(s: Selected, record: Mapping[str, Any], window: list[Turn]) -> Hit:

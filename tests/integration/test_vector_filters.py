@@ -162,7 +162,7 @@ def test_a_query_vector_sent_as_a_vector_value_reads_the_same(memory: Memory,
              for n in named.names(folder) if "$vector" in named.load(n)]
     params = {"owner": who, "fetch": 40, "k": 8, "size": 3, "t": T0, "known": None,
               "vector_fetch": 40, "text_fetch": 40, "query": "cat", "scope": "none",
-              "tokens": "metadata_tokens:none", "limit": 10,
+              "tokens": "metadata_tokens:none", "limit": 10, "as_of": None,
               **Filters().params()}
     execute = store._execute  # what run() sends on, after its conversions
     sent: list[Any] = []

@@ -85,6 +85,19 @@ def test_a_window_stops_at_a_gap_and_at_the_session_end() -> None:
     assert result.hits[0].window == []  # s1-1 was not chosen: s1-0 is not consecutive to it
 
 
+def test_a_window_steps_over_a_turn_a_filter_left_out() -> None:
+    """A metadata filter leaves s1-2 out of the window of s1-3: s1-1, two steps away along NEXT,
+    is still in it; s1-0 is three steps away, past ``before``."""
+    records = session_records(4)
+    del records["s1-2"]
+    selected = [Selected("s1-3", 0.5, ("vector",), True), neighbour("s1-1", 0.1),
+                neighbour("s1-0", 0.1)]
+    chain = {("s1-0", "s1-1"), ("s1-1", "s1-2"), ("s1-2", "s1-3")}
+    result = pack(REQ, selected, records, chain, reach=(2, 2))
+    assert [t.id for t in result.hits[0].window] == ["s1-1"]
+    assert result.context.count("## session") == 2  # the gap splits the rendering
+
+
 def test_hits_carry_rules_nucleus_score_and_record_fields() -> None:
     records = session_records(3)
     selected = [

@@ -25,6 +25,7 @@ caller)``): the owners it may use and whether it may write (see `graphmem.access
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Literal
@@ -38,6 +39,8 @@ from graphmem.documents.models import (
     DocumentDetail,
     DocumentIn,
     DocumentWrite,
+    Topic,
+    TopicDetail,
 )
 from graphmem.errors import InvalidInput
 from graphmem.export import DEFAULT_LIMIT, ExportRecord, OwnerExport
@@ -370,7 +373,7 @@ class Documents(_Bound):
              history: bool = False) -> list[Document]:
         """``owner``'s documents by key (the current version of each; every version with
         ``history``)."""
-        return self._memory.documents.list(self._tenant, self._access.owner(owner), after,
+        return self._memory.documents.listing(self._tenant, self._access.owner(owner), after,
                                            limit, history)
 
     def get(self, id_: str, with_text: bool = False) -> DocumentDetail:
@@ -389,6 +392,22 @@ class Documents(_Bound):
             if owner is not None:
                 self._access.found(owner, "document", id_)
         return self._memory.forget_document(self._tenant, id_, self._caller)
+
+    def topics(self, owner: str) -> builtins.list[Topic]:
+        """``owner``'s topic tree (categories of its documents and their parts)."""
+        return self._memory.documents.topics(self._tenant, self._access.owner(owner))
+
+    def topic(self, id_: str) -> TopicDetail:
+        """One topic with its member documents and subtopics."""
+        if self._access.owners is not None:
+            self._access.found(self._memory.documents.topic_owner(self._tenant, id_), "topic",
+                               id_)
+        return self._memory.documents.topic(self._tenant, id_)
+
+    def build_topics(self, owner: str) -> dict[str, object]:
+        """Build ``owner``'s topic tree now (the background job does it after each change)."""
+        self._access.write("building topics")
+        return self._memory.documents.build_topics(self._tenant, self._access.owner(owner))
 
     def version_at(self, owner: str, key: str, as_of: datetime) -> DocumentDetail:
         """The version of ``owner``'s ``key`` valid at ``as_of``."""

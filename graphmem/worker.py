@@ -25,7 +25,7 @@ from graphmem.errors import GraphMemError
 from graphmem.jobs import FORM_SESSION, Job, JobQueue, PermanentJobError, describe
 from graphmem.procedural.jobs import HANDLERS as PROCEDURAL_HANDLERS
 from graphmem.service import Memory
-from graphmem.store.documents import EMBED_DOCUMENT
+from graphmem.store.documents import BUILD_TOPICS, EMBED_DOCUMENT
 
 Handler = Callable[[Memory, Job], Mapping[str, Any] | None]
 log = logging.getLogger("graphmem.worker")
@@ -57,8 +57,15 @@ def embed_document(memory: Memory, job: Job) -> Mapping[str, Any] | None:
     return memory.documents.embed_pending(job.tenant, job.payload["id"])
 
 
+def build_topics(memory: Memory, job: Job) -> Mapping[str, Any] | None:
+    """``build_topics`` handler: an owner's topic tree built again
+    (`graphmem.documents.service.Documents.build_topics`)."""
+    return memory.documents.build_topics(job.tenant, job.payload["owner"])
+
+
 DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session, **PROCEDURAL_HANDLERS,
-                                        EMBED_DOCUMENT: embed_document}
+                                        EMBED_DOCUMENT: embed_document,
+                                        BUILD_TOPICS: build_topics}
 
 
 def default_worker_id() -> str:

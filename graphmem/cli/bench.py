@@ -89,9 +89,14 @@ def bench_locomo(
 @bench_app.command("ranker")
 def bench_ranker(
     data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file to train on")],
-    out: Annotated[Path, typer.Option(help="Write the ranker here (JSON); copy it into "
-                                      "graphmem/retrieval/rankers/<embedder>-<unit>/ to ship it")],
-    method: Annotated[str, typer.Option(help="rrf_expand, rrf_windows or graph")] = "rrf_windows",
+    out: Annotated[Path | None, typer.Option(
+        help="Write the ranker here (JSON); copy it into "
+        "graphmem/retrieval/rankers/<embedder>-<unit>/ to ship it (needed unless --method "
+        "iterative)")] = None,
+    method: Annotated[str, typer.Option(
+        help="rrf_expand, rrf_windows or graph; iterative: that method cross-validated, a ranker "
+        "fitted without each conversation re-ranking every round of its questions (writes no "
+        "ranker)")] = "rrf_windows",
     preset: Annotated[str | None, typer.Option(
         help="The retrieval preset searched (default: the server's; deep adds the PageRank "
         "list)")] = None,
@@ -105,17 +110,31 @@ def bench_ranker(
 ) -> None:
     """Train the learned re-ranking of a method's fused candidates: recall without it, with it
     in leave-one-conversation-out cross-validation, and in sample."""
+    from graphmem.bench import iterative_cv
     from graphmem.bench import ranker as bench
     from graphmem.service import Memory
 
-    if method not in bench.DEPTH:
-        raise typer.BadParameter(f"one of {sorted(bench.DEPTH)}", param_hint="--method")
+    if method not in bench.DEPTH and method != "iterative":
+        raise typer.BadParameter(f"one of {sorted(bench.DEPTH)} or iterative",
+                                 param_hint="--method")
+    if out is None and method != "iterative":
+        raise typer.BadParameter("where to write the ranker", param_hint="--out")
     if preset is not None and preset not in PRESETS:
         raise typer.BadParameter(f"one of {sorted(PRESETS)}", param_hint="--preset")
     try:
         mem = Memory.open(Settings())
     except GraphMemError as exc:
         raise fail(exc) from exc
+    if method == "iterative":
+        try:
+            figures = iterative_cv.main(mem, str(data), tenant,
+                                        log=lambda s: console.print(s, highlight=False))
+        finally:
+            mem.close()
+        console.print(iterative_cv.report(figures), highlight=False)
+        if json_out is not None:
+            json_out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        return
     try:
         trained, figures = bench.main(mem, str(data), method,  # type: ignore[arg-type]
                                       tenant, log=lambda s: console.print(s, highlight=False),
@@ -126,6 +145,7 @@ def bench_ranker(
         r = figures[name]["recall"]
         console.print(f"{name:16s} " + "  ".join(f"@{b} {r[str(b)]:.3f}" for b in bench.BUDGETS),
                       highlight=False)
+    assert out is not None
     out.write_text(json.dumps(trained.to_json(), indent=2) + "\n", encoding="utf-8")
     console.print(f"ranker: {out}", highlight=False)
     if json_out is not None:
@@ -186,6 +206,42 @@ def bench_tau(
     except (GraphMemError, ValueError) as exc:
         raise fail(exc) from exc
     _plot(out, plot_dir)
+
+
+@bench_app.command("documents")
+def bench_documents(
+    data: Annotated[list[Path], typer.Option(help="A SQuAD-format file of documents and "
+                                             "questions (repeatable)")],
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here")] = None,
+    peer: Annotated[str | None, typer.Option(help="Also run this peer on the same chunks: "
+                                             "mem0")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions of each "
+                                              "file")] = None,
+    headers: Annotated[bool, typer.Option(help="Embed and index each chunk with its "
+                                          "document's title and section path")] = True,
+    topics: Annotated[Path | None, typer.Option(help="A SQuAD-format file whose paragraphs, "
+                                                "stored as untitled notes, test the topic "
+                                                "tree: NMI and ARI against the articles")] = None,
+    method: Annotated[list[str] | None, typer.Option(
+        help="Methods to score (repeatable; default vector, fulltext and rrf; rrf:W weighs "
+        "the fulltext list W)")] = None,
+    plot_dir: PlotDir = None,
+) -> None:
+    """Document retrieval: passage hit@1/5/10, MRR@10, answer-in-context at 512/1024/2048
+    tokens, search latency and ingest throughput, beside BM25 and dense baselines over the same
+    paragraphs (and mem0 with --peer mem0). Cleans up what it wrote."""
+    from graphmem.bench import documents
+
+    if peer not in (None, "mem0"):
+        raise typer.BadParameter("the one peer is mem0", param_hint="--peer")
+    try:
+        out = documents.run(Settings(), data, json_out, limit, headers, peer, topics,
+                            method or documents.METHODS)
+    except (GraphMemError, ValueError) as exc:
+        raise fail(exc) from exc
+    if plot_dir is not None:
+        for path in documents.plot(out, plot_dir):
+            console.print(f"chart: {path}", highlight=False)
 
 
 @bench_app.command("longmemeval")

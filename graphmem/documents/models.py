@@ -149,3 +149,28 @@ class ChunkHit(BaseModel):
 class ChunkResult(BaseModel):
     query: str
     chunks: list[ChunkHit] = Field(description="Best first; neighbours after their hit")
+
+
+class Topic(BaseModel):
+    """A category of an owner's documents."""
+
+    id: str = Field(description="Kept by a rebuild while its members stay the same")
+    owner: str
+    level: int = Field(description="1: a category; 2: a part of one")
+    parent: str | None = None
+    label: str = Field(description="Keyphrases of its members (class-based TF-IDF)")
+    documents: int
+    first_at: datetime = Field(description="The earliest valid_from of its documents")
+    last_at: datetime
+
+
+class TopicMember(BaseModel):
+    id: str
+    key: str
+    title: str | None
+
+
+class TopicDetail(BaseModel):
+    topic: Topic
+    members: list[TopicMember]
+    children: list[str]

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from time import perf_counter
 from typing import Any
 
+import numpy as np
+
 from graphmem.config import Settings
 from graphmem.documents.chunk import Chunked, chunk, content_hash
 from graphmem.documents.models import (
@@ -24,8 +26,12 @@ from graphmem.documents.models import (
     DocumentIn,
     DocumentWrite,
     Section,
+    Topic,
+    TopicDetail,
+    TopicMember,
 )
 from graphmem.documents.parse import Parsed, parse
+from graphmem.documents.topics import Member, build
 from graphmem.embeddings import Embedder, query_vectors, token_counts
 from graphmem.errors import NotFound, TooLarge
 from graphmem.retrieval.fulltext import lucene_escape
@@ -39,6 +45,10 @@ EMBED_BATCH = 64
 CANDIDATES = 30
 """Hits per recall list fused (at least; 2k for a larger k)."""
 RRF_K = 60
+FULLTEXT_WEIGHT = 1.0
+"""The fulltext list's weight in the fusion (the vector list's is 1)."""
+TOPIC_CHUNKS = 8
+"""A document's first chunks its topic vector and label text come from."""
 Timings = dict[str, float]
 
 
@@ -192,10 +202,11 @@ class Documents:
         return {"document": id_, "embedded": done, "state": state}
 
     # --- search -------------------------------------------------------------------------------
-    def search(self, tenant: str, req: ChunkSearch,
-               timings: Timings | None = None) -> ChunkResult:
+    def search(self, tenant: str, req: ChunkSearch, timings: Timings | None = None,
+               fulltext_weight: float | None = None) -> ChunkResult:
         """Vector and fulltext lists over the owner's chunks valid at ``req.as_of``, fused by
-        RRF; the k best, each followed by its neighbours (``req.neighbours``)."""
+        RRF (the fulltext list weighted `FULLTEXT_WEIGHT`, or ``fulltext_weight``); the k best,
+        each followed by its neighbours (``req.neighbours``)."""
         store = self._docs(tenant)
         filters = {"t": req.as_of or datetime.now(UTC), "keys": req.documents,
                    "pairs": metadata_pairs(req.metadata) if req.metadata else None}
@@ -221,7 +232,9 @@ class Documents:
         _lap(timings, "fulltext", t)
         t = perf_counter()
         fused = fuse({name: [(id_, rank) for rank, (id_, _) in enumerate(hits)]
-                      for name, hits in lists.items()}, RRF_K)[:req.k]
+                      for name, hits in lists.items()}, RRF_K,
+                     {"fulltext": FULLTEXT_WEIGHT if fulltext_weight is None
+                      else fulltext_weight})[:req.k]
         found = {r["id"]: r for r in store.chunks([f.id for f in fused], req.neighbours)}
         _lap(timings, "read", t)
         out: list[ChunkHit] = []
@@ -243,9 +256,9 @@ class Documents:
         return ChunkResult(query=req.query, chunks=out)
 
     # --- reads --------------------------------------------------------------------------------
-    def list(self, tenant: str, owner: str, after: str = "", limit: int = 50,
+    def listing(self, tenant: str, owner: str, after: str = "", limit: int = 50,
              history: bool = False) -> list[Document]:
-        return [_document(r) for r in self._docs(tenant).list(owner, after, limit, history)]
+        return [_document(r) for r in self._docs(tenant).listing(owner, after, limit, history)]
 
     def get(self, tenant: str, id_: str, with_text: bool = False) -> DocumentDetail:
         row = self._docs(tenant).get(id_)
@@ -265,6 +278,38 @@ class Documents:
 
     def owner_of(self, tenant: str, id_: str) -> str | None:
         return self._docs(tenant).owner_of(id_)
+
+    # --- topics -------------------------------------------------------------------------------
+    def build_topics(self, tenant: str, owner: str) -> dict[str, Any]:
+        """Build ``owner``'s topic tree again from the current documents (the background job
+        ``build_topics``, enqueued with every new version); topics whose members did not
+        change keep their ids."""
+        t = perf_counter()
+        store = self._docs(tenant)
+        members = [Member(r["id"], np.mean(np.asarray(r["vectors"], dtype=np.float32), axis=0),
+                          " ".join([r["title"] or "", *r["texts"]]), r["valid_from"])
+                   for r in store.topic_inputs(owner, TOPIC_CHUNKS)]
+        nodes = build(owner, members)
+        row = store.write_topics(owner, [
+            {"id": n.id, "level": n.level, "parent": n.parent, "label": n.label,
+             "members": list(n.members), "documents": len(n.members), "centroid": n.centroid,
+             "first_at": n.first_at, "last_at": n.last_at} for n in nodes], datetime.now(UTC))
+        return {"owner": owner, "documents": len(members), "topics": row["topics"],
+                "kept": row["kept"], "seconds": perf_counter() - t}
+
+    def topics(self, tenant: str, owner: str) -> list[Topic]:
+        return [Topic.model_validate(r) for r in self._docs(tenant).topics(owner)]
+
+    def topic(self, tenant: str, id_: str, limit: int = 100) -> TopicDetail:
+        row = self._docs(tenant).topic(id_, limit)
+        if row is None:
+            raise NotFound(f"no topic {id_!r}")
+        return TopicDetail(topic=Topic.model_validate(row["t"]),
+                           members=[TopicMember.model_validate(m) for m in row["members"]],
+                           children=row["children"])
+
+    def topic_owner(self, tenant: str, id_: str) -> str | None:
+        return self._docs(tenant).topic_owner(id_)
 
 
 def _lap(timings: Timings | None, stage: str, since: float) -> None:

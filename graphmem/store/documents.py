@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 EMBED_DOCUMENT = "embed_document"
 """The job kind that embeds a large document's chunks (payload: owner, id)."""
+BUILD_TOPICS = "build_topics"
+"""The job kind that builds an owner's topic tree again (payload: owner)."""
 
 
 def _q(tx: ManagedTransaction, name: str, **params: Any) -> list[Row]:
@@ -59,6 +61,8 @@ class DocumentStore(TenantBound):
             _q(tx, "write", tenant=tenant, doc=props, previous=current and current["id"],
                reason=reason, now=now, scope=scope_token(tenant, owner), sections=secs,
                chunks=rows_c)
+            enqueue_tx(tx, tenant, [NewJob(BUILD_TOPICS, owner, {"owner": owner}, owner)],
+                       self._store.settings.job_max_attempts)
             job_id = None
             if job:
                 made = enqueue_tx(tx, tenant, [NewJob(EMBED_DOCUMENT, id_, {"owner": owner,
@@ -110,7 +114,7 @@ class DocumentStore(TenantBound):
         return list(rows[0]["chunks"]) if rows else []
 
     # --- reads --------------------------------------------------------------------------------
-    def list(self, owner: str, after: str, limit: int, history: bool) -> list[Row]:
+    def listing(self, owner: str, after: str, limit: int, history: bool) -> list[Row]:
         rows = self._run("queries/documents/list", owner=owner, after=after, limit=limit,
                          history=history)
         return [epoch_times(r["d"]) for r in rows]
@@ -129,4 +133,23 @@ class DocumentStore(TenantBound):
 
     def owner_of(self, id_: str) -> str | None:
         rows = self._run("queries/documents/owner_of", id=id_)
+        return str(rows[0]["owner"]) if rows else None
+
+    # --- topics -------------------------------------------------------------------------------
+    def topic_inputs(self, owner: str, chunks: int) -> list[Row]:
+        return self._run("queries/documents/topic_inputs", owner=owner, chunks=chunks)
+
+    def write_topics(self, owner: str, topics: list[Row], now: datetime) -> Row:
+        return self._run("queries/documents/write_topics", write=True, owner=owner,
+                         topics=topics, now=now)[0]
+
+    def topics(self, owner: str) -> list[Row]:
+        return [r["t"] for r in self._run("queries/documents/topics", owner=owner)]
+
+    def topic(self, id_: str, limit: int) -> Row | None:
+        rows = self._run("queries/documents/topic", id=id_, limit=limit)
+        return rows[0] if rows else None
+
+    def topic_owner(self, id_: str) -> str | None:
+        rows = self._run("queries/documents/topic_owner", id=id_)
         return str(rows[0]["owner"]) if rows else None

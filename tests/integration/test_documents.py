@@ -241,8 +241,8 @@ def test_forgetting_a_document_removes_every_version_and_is_audited(api: TestCli
     gone = api.delete(f"/v1/documents/{first['id']}", headers=auth())
     assert gone.status_code == 200, gone.text
     assert gone.json()["removed"] == {"documents": 2, "sections": 0, "chunks": 2}
-    assert cypher("MATCH (n {tenant: 'tenant-a', owner: $o}) RETURN count(n) AS n",
-                  o=who) == [{"n": 0}]
+    assert cypher("MATCH (n {tenant: 'tenant-a', owner: $o}) WHERE NOT n:Job "
+                  "RETURN count(n) AS n", o=who) == [{"n": 0}]
     assert api.get(f"/v1/documents/{second['id']}", headers=auth()).status_code == 404
     again = api.delete(f"/v1/documents/{first['id']}", headers=auth()).json()
     assert again["already_forgotten"] is True
@@ -260,3 +260,59 @@ def test_forgetting_an_owner_takes_its_documents(memory: Memory, tenant: str,
     assert report.documents >= 3  # the version, its chunk, the key's lock
     assert cypher("MATCH (n {tenant: $t}) WHERE NOT n:Deletion RETURN count(n) AS n",
                   t=tenant) == [{"n": 0}]
+
+
+TOPIC_NOTES = {
+    "glaciers": ["Glaciers retreat as summers warm and the ice melts.",
+                 "Meltwater from the glacier ice feeds the valley river in spring.",
+                 "Snow falling on the glacier turns to ice over many winters."],
+    "baking": ["Knead the bread dough with flour and yeast, then let it rise.",
+               "Bake the loaf in a hot oven until the crust is brown.",
+               "Sourdough bread needs a starter of flour and water."],
+    "rockets": ["The rocket launch put the satellite into orbit.",
+                "Rocket engines burn fuel and oxidiser to climb to orbit.",
+                "After launch the rocket's upper stage reached orbit."],
+}
+
+
+def test_topics_group_documents_and_keep_ids_across_a_rebuild(memory: Memory,
+                                                              tenant: str) -> None:
+    mem = memory.for_tenant(tenant)
+    for group, notes in TOPIC_NOTES.items():
+        for i, text in enumerate(notes):
+            mem.documents.ingest(DocumentIn(owner="o", key=f"{group}/{i}", content=text))
+    first = mem.documents.build_topics("o")
+    assert first["documents"] == 9
+    top = [t for t in mem.documents.topics("o") if t.level == 1]
+    groups = {t.id: {m.key.split("/")[0] for m in mem.documents.topic(t.id).members}
+              for t in top}
+    assert sorted(sorted(g) for g in groups.values()) == [["baking"], ["glaciers"], ["rockets"]]
+    assert all(t.documents == 3 and t.label for t in top)
+    mem.documents.ingest(DocumentIn(owner="o", key="rockets/3",
+                                    content="The rocket reached orbit after its launch."))
+    second = mem.documents.build_topics("o")
+    assert second["kept"] >= 2
+    after = {t.id for t in mem.documents.topics("o") if t.level == 1}
+    unchanged = {i for i, g in groups.items() if g != {"rockets"}}
+    assert unchanged <= after  # the categories that did not change kept their ids
+    again = mem.documents.build_topics("o")
+    assert again["kept"] == again["topics"]  # nothing changed: every id kept
+
+
+def test_topics_are_the_owners_own(memory: Memory, tenant: str) -> None:
+    from graphmem.errors import NotFound
+
+    full = memory.for_tenant(tenant)
+    for i, text in enumerate(TOPIC_NOTES["baking"]):
+        full.documents.ingest(DocumentIn(owner="bob", key=f"b{i}", content=text))
+    full.documents.build_topics("bob")
+    bobs = full.documents.topics("bob")
+    assert bobs
+    alice = memory.for_tenant(tenant, Access(tenant=tenant, owners=frozenset({"alice"})))
+    with pytest.raises(NotFound) as err:
+        alice.documents.topic(bobs[0].id)
+    assert str(err.value) == f"no topic {bobs[0].id!r}"
+    from graphmem.errors import Forbidden
+    with pytest.raises(Forbidden):
+        alice.documents.topics("bob")
+    assert memory.for_tenant("t-other-" + tenant[-6:]).documents.topics("bob") == []

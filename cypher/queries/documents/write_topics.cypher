@@ -1,0 +1,52 @@
+// Purpose: replace an owner's topic tree in one transaction: topics no longer in it are deleted,
+//   the others written (a topic whose members did not change keeps its id: it is the same node,
+//   its properties refreshed), SUBTOPIC_OF links to parents, IN_TOPIC links from the member
+//   documents (and their sections).
+// Parameters: $tenant, $owner, $now, $topics (list of {id, level, parent, label, members,
+//   documents, centroid, first_at, last_at})
+// Columns: topics (how many the owner has now), kept (how many kept their node)
+OPTIONAL MATCH (old:Topic {tenant: $tenant, owner: $owner})
+WITH collect(old) AS olds, [t IN $topics | t.id] AS ids
+WITH ids, [o IN olds WHERE NOT o.id IN ids] AS gone, size([o IN olds WHERE o.id IN ids]) AS kept
+FOREACH (o IN gone | DETACH DELETE o)
+WITH kept
+CALL () {
+  MATCH (d:Document {tenant: $tenant, owner: $owner})-[r:IN_TOPIC]->()
+  DELETE r
+}
+CALL () {
+  MATCH (s:Section {tenant: $tenant, owner: $owner})-[r:IN_TOPIC]->()
+  DELETE r
+}
+CALL () {
+  UNWIND $topics AS row
+  MERGE (t:Topic {tenant: $tenant, id: row.id})
+  ON CREATE SET t.created_at = $now
+  SET t.owner = $owner, t.level = row.level, t.parent = row.parent, t.label = row.label,
+      t.documents = row.documents, t.embedding = row.centroid, t.first_at = row.first_at,
+      t.last_at = row.last_at, t.updated_at = $now
+  WITH t, row
+  OPTIONAL MATCH (t)-[p:SUBTOPIC_OF]->()
+  DELETE p
+  WITH t, row
+  UNWIND row.members AS member
+  MATCH (d:Document {tenant: $tenant, id: member})
+  CREATE (d)-[:IN_TOPIC]->(t)
+}
+CALL () {
+  UNWIND $topics AS row
+  WITH row WHERE row.parent IS NOT NULL
+  MATCH (t:Topic {tenant: $tenant, id: row.id})
+  MATCH (p:Topic {tenant: $tenant, id: row.parent})
+  CREATE (t)-[:SUBTOPIC_OF]->(p)
+}
+CALL () {
+  UNWIND $topics AS row
+  WITH row WHERE row.level = 1
+  UNWIND row.members AS member
+  MATCH (s:Section {tenant: $tenant, document_id: member})
+  WHERE s.level = 1
+  MATCH (t:Topic {tenant: $tenant, id: row.id})
+  CREATE (s)-[:IN_TOPIC]->(t)
+}
+RETURN size($topics) AS topics, kept

@@ -133,9 +133,9 @@ def test_guide_walks_through_every_audit_query(local: TestClient) -> None:
     assert '<article class="guide">' in page and "<carousel" in page
     queries = audit.all_queries()
     assert queries
-    # intro, a session, the release example, procedural memory, entities, the audit overview,
-    # then one per query
-    assert page.count('<slide class="row-fluid">') == 6 + len(queries)
+    # intro, a session, the release example, procedural memory, documents, entities, the audit
+    # overview, then one per query
+    assert page.count('<slide class="row-fluid">') == 7 + len(queries)
     assert "{{" not in page and browser.AUDIT_MARK not in page and browser.LEGEND_MARK not in page
     runnable = [html.unescape(b) for b in re.findall(
         r'<pre class="code runnable">(.*?)</pre>', page, re.S)]
@@ -292,7 +292,7 @@ def test_styled_graph_renders_in_headless_chromium(
     sheet = browser_parse_grass(browser.STYLE_FILE.read_text(encoding="utf-8"))
     style_frame = summary["post_connect"]["style"]
     assert style_frame["selectors"] == list(sheet)  # the Browser took the whole sheet
-    assert int(summary["post_connect"]["play"]["slides"]) == 6 + len(audit.all_queries())
+    assert int(summary["post_connect"]["play"]["slides"]) == 7 + len(audit.all_queries())
 
     nodes, rels = summary["graph"]["nodes"], summary["graph"]["rels"]
     fills = {n["fill"].upper() for n in nodes}

@@ -316,3 +316,14 @@ def test_topics_are_the_owners_own(memory: Memory, tenant: str) -> None:
     with pytest.raises(Forbidden):
         alice.documents.topics("bob")
     assert memory.for_tenant("t-other-" + tenant[-6:]).documents.topics("bob") == []
+
+
+def test_audit_queries_show_versions_and_the_topic_tree(memory: Memory, tenant: str) -> None:
+    mem = memory.for_tenant(tenant)
+    first = mem.documents.ingest(DocumentIn(owner="o", key="k", content="One text."))
+    mem.documents.ingest(DocumentIn(owner="o", key="k", content="Two text.", reason="edit"))
+    rows = mem.audit.run("document_versions", {"id": first.id}).rows
+    assert [r["version"] for r in rows] == [1, 2] and rows[0]["reason"] == "edit"
+    mem.documents.build_topics("o")
+    tree = mem.audit.run("topic_tree", {"owner": "o"}).rows
+    assert [r["documents"] for r in tree] == [1]

@@ -176,6 +176,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("set_outcome", ("set_outcome",)),
     Tool("get_skill", ("skill",)),
     Tool("get_case", ("case",)),
+    Tool("search_documents", ("search_documents",)),
     Tool("forget_message", ("forget_message",)),
     Tool("forget_fact", ("forget_fact",)),
     Tool("forget_session", ("forget_session",)),

@@ -315,6 +315,20 @@ def build_server(scope: Scope, *, read_only: bool = False,
             return scope(ctx).skills.get(skill_id, limit, as_of)
 
     @_tool(server, READ)
+    def search_documents(query: str, owner: str, ctx: Ctx, k: int = 5,
+                         documents: list[str] | None = None, as_of: Time = None) -> dict[str, Any]:
+        """Passages of the owner's documents (manuals, papers, notes, web pages, PDFs) that
+        answer a question, best first, each cited by document, version, section path and
+        character offsets. documents: only these document keys; as_of: the versions valid
+        then."""
+        from graphmem.documents.models import ChunkSearch
+
+        with tool_errors():
+            req = ChunkSearch.model_validate({"query": query, "owner": owner, "k": k,
+                                              "documents": documents, "as_of": as_of})
+            return reply(scope(ctx).documents.search(req))
+
+    @_tool(server, READ)
     def get_case(case_id: str, ctx: Ctx) -> CaseDetail:
         """One case (a task within a run): its request, actions, outcome and quality, its skill,
         and the steps of the run it was taken from."""

@@ -20,6 +20,9 @@ from graphmem.documents.models import ChunkSearch, DocumentIn
 from graphmem.documents.service import Documents
 from graphmem.service import Memory
 from tests.integration.conftest import auth
+from tests.integration.test_mcp import mcp_url
+
+__all__ = ["mcp_url"]
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "documents"
 FILES = {"note.txt": "text/plain", "guide.md": "text/markdown", "page.html": "text/html",
@@ -327,3 +330,23 @@ def test_audit_queries_show_versions_and_the_topic_tree(memory: Memory, tenant: 
     mem.documents.build_topics("o")
     tree = mem.audit.run("topic_tree", {"owner": "o"}).rows
     assert [r["documents"] for r in tree] == [1]
+
+
+def test_the_mcp_tool_searches_documents_with_citations(mcp_url: str, memory: Memory) -> None:
+    from mcp import Client
+
+    from tests.integration.test_mcp import data, over_http
+
+    who = _owner()
+    wrote = memory.for_tenant("tenant-a").documents.ingest(DocumentIn(
+        owner=who, key="guide.md", media_type="text/markdown",
+        content=(FIXTURES / "guide.md").read_text()))
+
+    async def work(client: Client) -> Any:
+        return data(await client.call_tool("search_documents", {
+            "query": "how often do passwords rotate", "owner": who, "k": 1}))
+
+    found = over_http(mcp_url, "key-a", work)
+    hit = found["chunks"][0]
+    assert hit["document_id"] == wrote.id and "ninety days" in hit["text"]
+    assert hit["section"] == ["Onboarding guide", "Accounts", "Passwords"]

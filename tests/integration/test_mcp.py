@@ -40,7 +40,8 @@ ONE_OWNER = "mcp-one-owner"
 TOOLS = {"add_messages", "search_memory", "get_context", "list_sessions", "get_session_messages",
          "record_facts", "query_facts", "fact_history", "get_profile", "update_profile",
          "forget_message", "forget_fact", "forget_session", "forget_owner", "run_audit_query",
-         "add_traces", "set_outcome", "search_skills", "get_skill", "get_case", "forget"}
+         "add_traces", "set_outcome", "search_skills", "get_skill", "get_case", "forget",
+         "search_documents"}
 """Every tool: the servers under test here offer them all (``mcp_tools="all"``)."""
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -173,6 +174,22 @@ def cross_validate(samples: Sequence[Sample], names: tuple[str, ...], depth: int
     return {d: scores(samples, held_out(d)) for d in decays}
 
 
+def fold_rankers(samples: Sequence[Sample], names: tuple[str, ...], depth: int = COLLECTED,
+                 l2: float = L2, decays: Sequence[float | None] = DECAYS) -> dict[str, Ranker]:
+    """For each conversation (owner), the ranker fitted without it, as `main` fits the shipped
+    one on all of them: trained on the other conversations' questions, its decay chosen by
+    leave-one-conversation-out recall within those others (nested: the held-out conversation
+    decides nothing)."""
+    out = {}
+    for owner in sorted({s.owner for s in samples}):
+        rest = [s for s in samples if s.owner != owner]
+        inner = {s.owner for s in rest}
+        decay = best_decay(cross_validate(rest, names, depth, l2, decays)) if len(inner) > 1 \
+            else None
+        out[owner] = replace(train(rest, names, depth, l2), decay=decay)
+    return out
+
+
 def best_decay(by_decay: dict[float | None, dict[str, Any]]) -> float | None:
     """The decay of the best mean recall over the budgets (the first of equals)."""
     return max(by_decay, key=lambda d: _mean(list(by_decay[d]["recall"].values())))
@@ -197,6 +214,30 @@ def about(method: str, data: str, cv: dict[str, Any], base: dict[str, Any],
             f"leave-one-conversation-out {line(cv)}")
 
 
+@contextmanager
+def seeded(mem: Memory, data: str, tenant: str | None = None,
+           log: Callable[[str], None] = print) -> Iterator[tuple[str, list[Any]]]:
+    """The tenant holding the LoCoMo file and its questions: ``tenant`` as it is (it already
+    holds the file, ingested and formed), else a throwaway one seeded (ingest and formation) and
+    emptied on exit."""
+    from graphmem.bench.formation import form_all
+    from graphmem.bench.locomo import ingest_all, probes_of
+
+    convs = locomo.load(data)
+    probes, _ = probes_of(convs)
+    owners: list[str] = []
+    name = tenant or "ranker-" + secrets.token_hex(6)
+    try:
+        if tenant is None:
+            log("ingesting and forming ...")
+            ingest_all(mem, name, convs, owners)
+            form_all(mem, name, convs)
+        yield name, probes
+    finally:
+        for owner in owners:
+            mem.for_tenant(name).messages.forget_owner(owner)
+
+
 def main(mem: Memory, data: str, method: Method, tenant: str | None = None,
          log: Callable[[str], None] = print, depth: int | None = None,
          preset: str | None = None) -> tuple[Ranker, dict[str, Any]]:
@@ -205,39 +246,30 @@ def main(mem: Memory, data: str, method: Method, tenant: str | None = None,
     candidates the ranker re-ranks (default `DEPTH` of the method). ``preset``: the retrieval
     preset the search runs (``deep``: with the PageRank list). Returns the ranker and the
     figures."""
-    from graphmem.bench.formation import form_all
-    from graphmem.bench.locomo import ingest_all, probes_of
-
-    convs = locomo.load(data)
-    probes, _ = probes_of(convs)
-    owners: list[str] = []
-    own = tenant is None
-    name = tenant or "ranker-" + secrets.token_hex(6)
-    try:
-        if own:
-            log("ingesting and forming ...")
-            ingest_all(mem, name, convs, owners)
-            form_all(mem, name, convs)
+    with seeded(mem, data, tenant, log) as (name, probes):
         log(f"collecting {len(probes)} questions ({method}) ...")
         names, samples = collect(mem, name, probes, method, mem.retrieval_settings(preset))
-        if not samples:
-            raise ValueError(f"no question of {data} to train on")
-        base = scores(samples, lambda s: None)
-        log("cross-validating ...")
-        depth = depth or DEPTH.get(method, COLLECTED)
-        by_decay = cross_validate(samples, names, depth, decays=DECAYS)
-        decay = best_decay(by_decay)
-        cv = by_decay[decay]
-        text = about(method, data, cv, base, len(samples), depth, names, decay)
-        ranker = replace(train(samples, names, depth, about=text), embedder=embedder_key(
-            mem.settings.embedder, mem.settings.embedding_unit), decay=decay)
-        return ranker, {"method": method, "lists": list(names), "depth": depth, "decay": decay,
-                        "features": list(feature_names(names)), "questions": len(samples),
-                        "fused": base, "cross_validated": cv,
-                        "cross_validated_by_decay": {str(d): r["recall"]
-                                                     for d, r in by_decay.items()},
-                        "in_sample": scores(samples, lambda s: ranker)}
-    finally:
-        if own:
-            for owner in owners:
-                mem.for_tenant(name).messages.forget_owner(owner)
+        return fitted(mem, data, method, names, samples, depth, log)
+
+
+def fitted(mem: Memory, data: str, method: Method, names: tuple[str, ...],
+           samples: Sequence[Sample], depth: int | None = None,
+           log: Callable[[str], None] = print) -> tuple[Ranker, dict[str, Any]]:
+    """Cross-validate and train on every question (see `main`)."""
+    if not samples:
+        raise ValueError(f"no question of {data} to train on")
+    base = scores(samples, lambda s: None)
+    log("cross-validating ...")
+    depth = depth or DEPTH.get(method, COLLECTED)
+    by_decay = cross_validate(samples, names, depth, decays=DECAYS)
+    decay = best_decay(by_decay)
+    cv = by_decay[decay]
+    text = about(method, data, cv, base, len(samples), depth, names, decay)
+    ranker = replace(train(samples, names, depth, about=text), embedder=embedder_key(
+        mem.settings.embedder, mem.settings.embedding_unit), decay=decay)
+    return ranker, {"method": method, "lists": list(names), "depth": depth, "decay": decay,
+                    "features": list(feature_names(names)), "questions": len(samples),
+                    "fused": base, "cross_validated": cv,
+                    "cross_validated_by_decay": {str(d): r["recall"]
+                                                 for d, r in by_decay.items()},
+                    "in_sample": scores(samples, lambda s: ranker)}

@@ -89,9 +89,14 @@ def bench_locomo(
 @bench_app.command("ranker")
 def bench_ranker(
     data: Annotated[Path, typer.Option(help="A LoCoMo-format JSON file to train on")],
-    out: Annotated[Path, typer.Option(help="Write the ranker here (JSON); copy it into "
-                                      "graphmem/retrieval/rankers/<embedder>-<unit>/ to ship it")],
-    method: Annotated[str, typer.Option(help="rrf_expand, rrf_windows or graph")] = "rrf_windows",
+    out: Annotated[Path | None, typer.Option(
+        help="Write the ranker here (JSON); copy it into "
+        "graphmem/retrieval/rankers/<embedder>-<unit>/ to ship it (needed unless --method "
+        "iterative)")] = None,
+    method: Annotated[str, typer.Option(
+        help="rrf_expand, rrf_windows or graph; iterative: that method cross-validated, a ranker "
+        "fitted without each conversation re-ranking every round of its questions (writes no "
+        "ranker)")] = "rrf_windows",
     preset: Annotated[str | None, typer.Option(
         help="The retrieval preset searched (default: the server's; deep adds the PageRank "
         "list)")] = None,
@@ -105,17 +110,32 @@ def bench_ranker(
 ) -> None:
     """Train the learned re-ranking of a method's fused candidates: recall without it, with it
     in leave-one-conversation-out cross-validation, and in sample."""
+    from graphmem.bench import iterative_cv
     from graphmem.bench import ranker as bench
     from graphmem.service import Memory
 
-    if method not in bench.DEPTH:
-        raise typer.BadParameter(f"one of {sorted(bench.DEPTH)}", param_hint="--method")
+    if method not in bench.DEPTH and method != "iterative":
+        raise typer.BadParameter(f"one of {sorted(bench.DEPTH)} or iterative",
+                                 param_hint="--method")
+    if out is None and method != "iterative":
+        raise typer.BadParameter("where to write the ranker", param_hint="--out")
     if preset is not None and preset not in PRESETS:
         raise typer.BadParameter(f"one of {sorted(PRESETS)}", param_hint="--preset")
     try:
         mem = Memory.open(Settings())
     except GraphMemError as exc:
         raise fail(exc) from exc
+    if method == "iterative":
+        try:
+            figures = iterative_cv.main(mem, str(data), tenant,
+                                        log=lambda s: console.print(s, highlight=False),
+                                        depth=depth, preset=preset)
+        finally:
+            mem.close()
+        console.print(iterative_cv.report(figures), highlight=False)
+        if json_out is not None:
+            json_out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        return
     try:
         trained, figures = bench.main(mem, str(data), method,  # type: ignore[arg-type]
                                       tenant, log=lambda s: console.print(s, highlight=False),
@@ -126,6 +146,7 @@ def bench_ranker(
         r = figures[name]["recall"]
         console.print(f"{name:16s} " + "  ".join(f"@{b} {r[str(b)]:.3f}" for b in bench.BUDGETS),
                       highlight=False)
+    assert out is not None
     out.write_text(json.dumps(trained.to_json(), indent=2) + "\n", encoding="utf-8")
     console.print(f"ranker: {out}", highlight=False)
     if json_out is not None:

@@ -118,7 +118,8 @@ class FakeStore:
         self.read = list(ids)
         return [self._record(i) for i in ids]
 
-    def windows(self, ids: list[str], before: int, after: int) -> Windows:
+    def windows(self, ids: list[str], before: int, after: int,
+                as_of: datetime | None = None) -> Windows:
         self.asked = list(ids)
         out = Windows()
         for i in ids:

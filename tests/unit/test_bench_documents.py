@@ -36,7 +36,7 @@ def test_gold_passages_are_found_by_the_answer_text(tmp_path: Path) -> None:
     ds = load(path)
     assert ds.titles == ["Two parts", None]
     assert ds.texts[0] == "Alpha is first.\n\nBeta is second."
-    q1, q2, q3 = ds.questions
+    _, q2, q3 = ds.questions
     assert ds.texts[0][slice(*q2.gold)] == "Beta is second."  # a wrong offset is corrected
     assert ds.texts[1][slice(*q3.gold)] == "The answer is here."
     assert len(ds.passages) == 5

@@ -45,7 +45,8 @@ class FakeStore:
         return [{"id": i, "text": f"text {i}", "speaker": "a", "timestamp": T0,
                  "session_id": "s", "owner": "o"} for i in ids]
 
-    def windows(self, ids: list[str], before: int, after: int) -> Windows:
+    def windows(self, ids: list[str], before: int, after: int,
+                as_of: object = None) -> Windows:
         records = {r["id"]: r for r in self.get_messages(list(self.ids))}
         return Windows({i: list(self.ids) for i in ids}, {("m0", "m1"), ("m1", "m2")}, records)
 

@@ -157,7 +157,7 @@ def build_server(scope: Scope, *, read_only: bool = False,
     @_tool(server, READ)
     def search_memory(
         query: str, owner: Owner, ctx: Ctx,
-        k: Annotated[int, Field(description="How many best hits to expand (1-200)")] = 10,
+        k: Annotated[int, Field(description="How many hits (1-200)")] = 10,
         session_id: Annotated[str | None, Field(description="Only this session")] = None,
         time_from: When = None, time_to: When = None,
         units: Annotated[Units, Field(description="What to recall")] = "messages",
@@ -166,9 +166,9 @@ def build_server(scope: Scope, *, read_only: bool = False,
         metadata: Annotated[MetadataFilter | None, Field(description=METADATA_HINT)] = None,
     ) -> dict[str, Any]:
         """Recall what was said: hybrid search (meaning and keywords) over an owner's stored
-        messages, each hit expanded with its neighbouring turns. Returns the hits in
-        chronological order (id, speaker, text, timestamp, session_id, score). Use
-        time_from/time_to (event time) to narrow."""
+        messages. Returns k hits, best first (id, speaker, text, timestamp, session_id, score),
+        each with the turns around it in `window`. Use time_from/time_to (event time) to
+        narrow."""
         with tool_errors():
             req = SearchRequest.model_validate({
                 "query": query, "owner": owner, "k": k, "session_id": session_id,

@@ -211,7 +211,8 @@ def ingest(docs: Documents, tenant: str, ds: Dataset) -> tuple[dict[str, Any], l
     chunks = 0
     t = time.perf_counter()
     for d, (title, text) in enumerate(zip(ds.titles, ds.texts, strict=True)):
-        wrote = docs.ingest(tenant, DocumentIn(owner=OWNER, key=f"{ds.name}/{d}", title=title,
+        wrote = docs.ingest(tenant, DocumentIn(owner=owner_of(ds.name), key=f"{ds.name}/{d}",
+                                               title=title,
                                                content=text))
         ids.append(wrote.id)
         chunks += wrote.chunks
@@ -221,13 +222,18 @@ def ingest(docs: Documents, tenant: str, ds: Dataset) -> tuple[dict[str, Any], l
             "chars_per_s": chars / seconds, "chunks_per_s": chunks / seconds}, ids
 
 
-def graphmem_search(docs: Documents, tenant: str, method: str, neighbours: int = 0
-                    ) -> Callable[[str], list[tuple[int, int, int]]]:
+def owner_of(name: str) -> str:
+    """Each file's documents are one owner's: a search never meets another file's chunks."""
+    return f"{OWNER}-{name}"
+
+
+def graphmem_search(docs: Documents, tenant: str, method: str, owner: str,
+                    neighbours: int = 0) -> Callable[[str], list[tuple[int, int, int]]]:
     """A method's search; ``rrf:W`` is rrf with the fulltext list weighted W."""
     base, _, weight = method.partition(":")
 
     def search(query: str) -> list[tuple[int, int, int]]:
-        found = docs.search(tenant, ChunkSearch(owner=OWNER, query=query, k=SEARCH_K,
+        found = docs.search(tenant, ChunkSearch(owner=owner, query=query, k=SEARCH_K,
                                                 method=base,  # type: ignore[arg-type]
                                                 neighbours=neighbours),
                             fulltext_weight=float(weight) if weight else None)
@@ -244,14 +250,15 @@ def run_dataset(mem: Memory, docs: Documents, tenant: str, path: Path,
          f"{len(ds.passages)} paragraphs")
     throughput, _ = ingest(docs, tenant, ds)
     _log(f"  ingest: {throughput['chars_per_s']:.0f} chars/s, {throughput['chunks']} chunks")
-    search = graphmem_search(docs, tenant, DEFAULT_METHOD)
+    search = graphmem_search(docs, tenant, DEFAULT_METHOD, owner_of(ds.name))
     for q in ds.questions[:20]:  # warm-up: query plans, the model
         search(q.text)
     out: dict[str, Any] = {"documents": len(ds.texts),
                            "questions": len(ds.questions[:limit]), "methods": {},
                            "baselines": {}, "peer": {}, "ingest": throughput}
     for method in methods:
-        out["methods"][method] = _timed(graphmem_search(docs, tenant, method), ds, limit)
+        out["methods"][method] = _timed(graphmem_search(docs, tenant, method,
+                                                        owner_of(ds.name)), ds, limit)
         _log(f"  {method}: {_brief(out['methods'][method])}")
     for name in ("bm25", "dense"):
         fn, built = bm25(ds) if name == "bm25" else dense(ds, mem)
@@ -356,7 +363,7 @@ def run(settings: Settings, data: Sequence[Path], json_out: Path | None,
             _log(f"topics: NMI {out['topics']['nmi']:.3f} ARI {out['topics']['ari']:.3f}, "
                  f"{out['topics']['top_level']} categories, build {out['topics']['build_s']:.1f} s")
     finally:
-        for owner in (OWNER, OWNER + "-topics"):
+        for owner in [*(owner_of(p.stem) for p in data), OWNER + "-topics"]:
             mem.store.tenant(tenant).delete_owner(owner)
         mem.close()
     if json_out is not None:

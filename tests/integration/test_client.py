@@ -146,6 +146,18 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         outcome = gm.set_outcome(traces.ids[0], "failure", detail="refund was needed")
         assert (outcome.outcome, outcome.previous) == ("failure", "success")
 
+        # documents
+        written = gm.add_document({"owner": o, "key": "notes/boat.md",
+                                   "media_type": "text/markdown",
+                                   "content": "# Boat\n\nThe boat leaves at nine from pier 4."})
+        assert (written.key, written.version, written.action) == ("notes/boat.md", 1, "created")
+        drain(memory, TENANT)
+        assert [d.key for d in gm.documents(o)] == ["notes/boat.md"]
+        assert gm.document(written.id, with_text=True).document.id == written.id
+        found = gm.search_documents("when does the boat leave", owner=o)
+        assert found.chunks and "nine" in found.chunks[0].text
+        assert gm.forget_document(written.id).kind == "document"
+
         # forgetting one thing, then the whole owner
         forgot = gm.forget_trace(traces.ids[2])
         assert forgot.kind == "trace" and not forgot.already_forgotten

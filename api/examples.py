@@ -22,6 +22,11 @@ EXAMPLES: dict[tuple[str, str], dict[str, Any]] = {
                              "method": "rrf_expand"},
     ("post", "/v1/context"): {**_QUESTION, "max_tokens": 1000},
     ("post", "/v1/answer"): {**_QUESTION},
+    ("post", "/v1/documents"): {
+        "owner": "alice", "key": "handbook/onboarding.md", "media_type": "text/markdown",
+        "content": "# Onboarding\n\nBadges are handed out at the front desk on your first day."},
+    ("post", "/v1/documents/search"): {"query": "where do I get my badge?", "owner": "alice",
+                                       "k": 5},
     ("post", "/v1/observations"): {"observations": [
         {"owner": "alice", "subject": "alice", "type": "lives_in", "content": "Lisbon",
          "valid_from": "2026-02-01T00:00:00Z", "explicit": True, "confidence": 0.9,

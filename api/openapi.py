@@ -78,6 +78,11 @@ PROBES = {"/healthz": {503}, "/readyz": {503}, "/metrics": {403}}
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 
+FOUND_BY_QUERY = {("get", "/v1/documents")}
+"""Operations that read one thing named in their query, so may answer 404 (a document key's
+version valid at ``as_of``)."""
+
+
 def error_statuses(method: str, path: str, operation: dict[str, Any]) -> set[int]:
     """Every error status the server can send for this operation."""
     params = operation.get("parameters", [])
@@ -91,7 +96,7 @@ def error_statuses(method: str, path: str, operation: dict[str, Any]) -> set[int
         out |= {400, 413, 415, 422}
     if params or path.startswith("/v1/audit/"):  # audit queries take any query parameter
         out.add(422)
-    if any(p.get("in") == "path" for p in params):
+    if any(p.get("in") == "path" for p in params) or (method, path) in FOUND_BY_QUERY:
         out.add(404)
     if (method, path) in CONFLICTS:
         out.add(409)

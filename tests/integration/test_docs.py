@@ -74,7 +74,8 @@ def _example_problems(body: dict[str, Any], schemas: dict[str, Any]) -> list[str
     schema = media["schema"]
     members = [schema, *schema.get("anyOf", []), *schema.get("oneOf", [])]
     refs = [s["$ref"] for s in members if "$ref" in s]
-    names = [r.rsplit("/", 1)[1] for r in refs]
+    names = [r.rsplit("/", 1)[1] for r in refs] or (
+        [schema["title"]] if "title" in schema else [])  # a model's schema given inline
     examples = [media["example"]] if "example" in media else [
         e["value"] for e in media.get("examples", {}).values()]
     for name in names:

@@ -12,12 +12,10 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from fastapi import Request
 
 from graphmem.access import Access, Grant, parse_keys
 from graphmem.config import KEY_ID_CHARS, Settings, hash_api_key
@@ -185,18 +183,6 @@ def resolve_access(keys: KeyRing, authorization: str | None) -> Access:
     unknown one."""
     key = _bearer(authorization)
     return _granted(keys, authorization, hash_api_key(key) if key else None)
-
-
-def caller_dependency(keys: KeyRing) -> Callable[[Request], Awaitable[Caller]]:
-    """The route dependency giving the request's caller, with a valid key (`caller`). It is a
-    coroutine function (nothing in it blocks), so FastAPI calls it on the event loop instead of
-    handing it to a thread."""
-    async def who(request: Request) -> Caller:
-        found = caller(keys, request.scope)
-        found.granted()
-        return found
-
-    return who
 
 
 class KeyGate:

@@ -1,6 +1,7 @@
 """Move a database to another embedding model: every stored vector (sentence units, facts,
-episodes, turn windows, cases; all tenants) is made again from the text it was made from, in
-batches, and a skill's from its supporting cases' vectors;
+episodes, turn windows, cases, document chunks; all tenants) is made again from the text it was
+made from, in batches, a skill's from its supporting cases' vectors and a topic's from its
+documents' chunks;
 each node is marked with its model, so an interrupted run resumes where it stopped. A model of
 other dimensions drops the vector indexes first; the last step records the model in the database
 and (re)creates the indexes, waiting until they are ONLINE. Stop the API and the workers meanwhile:
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from graphmem.documents.service import TOPIC_CHUNKS
 from graphmem.embeddings import Embedder
 from graphmem.store import Store
 from graphmem.store.vectors import PENDING, VectorStore
@@ -54,6 +56,12 @@ def reembed(store: Store, embedder: Embedder, batch: int = 256,
         if progress is not None:
             progress("Skill", skills)
     report.nodes["Skill"] = skills
+    topics = 0
+    while written := vectors.topics_from_chunks(embedder.name, batch, TOPIC_CHUNKS):
+        topics += written
+        if progress is not None:
+            progress("Topic", topics)
+    report.nodes["Topic"] = topics
     vectors.set_meta(embedder.name, embedder.dimensions)
     store.apply_schema(embedder.name, embedder.dimensions)
     return report

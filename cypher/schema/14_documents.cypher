@@ -35,6 +35,20 @@ FOR (s:Section) ON (s.tenant, s.document_id);
 CREATE INDEX topic_owner IF NOT EXISTS
 FOR (t:Topic) ON (t.tenant, t.owner);
 
+// (tenant, owner) alone, for forgetting an owner: the planner does not seek the composite
+// indexes above by their first two properties (see 11_owner_indexes)
+CREATE INDEX document_of_owner IF NOT EXISTS
+FOR (d:Document) ON (d.tenant, d.owner);
+
+CREATE INDEX section_of_owner IF NOT EXISTS
+FOR (s:Section) ON (s.tenant, s.owner);
+
+CREATE INDEX chunk_of_owner IF NOT EXISTS
+FOR (c:Chunk) ON (c.tenant, c.owner);
+
+CREATE INDEX document_lock_of_owner IF NOT EXISTS
+FOR (l:DocumentLock) ON (l.tenant, l.owner);
+
 CREATE FULLTEXT INDEX chunk_fulltext IF NOT EXISTS
 FOR (c:Chunk) ON EACH [c.search_text, c.scope]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}};

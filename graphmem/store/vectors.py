@@ -13,7 +13,8 @@ PENDING = {"Sentence": "queries/reembed/sentences_pending",
            "Fact": "queries/reembed/facts_pending",
            "Episode": "queries/reembed/episodes_pending",
            "Window": "queries/reembed/windows_pending",
-           "Case": "queries/reembed/cases_pending"}
+           "Case": "queries/reembed/cases_pending",
+           "Chunk": "queries/reembed/chunks_pending"}
 
 
 class VectorStore:
@@ -32,6 +33,12 @@ class VectorStore:
         """Up to ``limit`` skills get their vector again from their (re-embedded) cases."""
         return int(self._store.run("queries/reembed/skills_from_cases", write=True, model=model,
                                    limit=limit)[0]["written"])
+
+    def topics_from_chunks(self, model: str, limit: int, chunks: int) -> int:
+        """Up to ``limit`` topics get their vector again from their documents' (re-embedded)
+        first ``chunks`` chunks."""
+        return int(self._store.run("queries/reembed/topics_from_chunks", write=True, model=model,
+                                   limit=limit, chunks=chunks)[0]["written"])
 
     def drop_vector_indexes(self) -> None:
         self._store.run_statements("queries/reembed/drop_vector_indexes")

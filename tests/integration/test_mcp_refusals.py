@@ -40,7 +40,8 @@ def mcp_url(settings: Settings, memory: Memory) -> Iterator[str]:
     """The real API (with /mcp) under uvicorn on a loopback port, so the SDK checks the Host and
     Origin of each request (DNS rebinding protection)."""
     s = settings.model_copy(update={
-        "api_keys": {hash_api_key(k): grant for k, grant in KEYS.items()}, "host": "127.0.0.1"})
+        "api_keys": {hash_api_key(k): grant for k, grant in KEYS.items()}, "host": "127.0.0.1",
+        "mcp_tools": "all"})
     with serve(create_app(s, memory)) as url:
         yield f"{url}/mcp"
 

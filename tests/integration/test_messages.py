@@ -166,7 +166,7 @@ def test_delete_owner_reports_and_removes(api: TestClient, cypher: Any) -> None:
     assert r.status_code == 200
     assert r.json() == {"owner": who, "messages": 4, "sentences": 4, "sessions": 1, "facts": 0,
                         "episodes": 0, "jobs": 1, "windows": 0, "procedural": 0,
-                        "entities": 5}
+                        "entities": 2, "documents": 0}
     assert cypher("MATCH (n {owner: $o}) RETURN count(n) AS n", o=who)[0]["n"] == 0
     assert cypher("MATCH (n:Message {owner: $o}) RETURN count(n) AS n", o=other)[0]["n"] == 1
     again = api.delete(f"/v1/owners/{who}", headers=auth()).json()

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from graphmem.cli import app
+from graphmem.documents.models import DocumentIn
 from graphmem.errors import SchemaMismatch
 from graphmem.models import MessageIn
 from graphmem.procedural.models import TraceIn
@@ -62,6 +63,11 @@ def test_reembed_to_another_model_and_back(memory: Memory, tenant: str, cypher: 
     good = ["get_order", "cancel_order"]  # two successful runs: cases and a skill
     memory.procedural.ingest(tenant, [TraceIn.model_validate(run(who, n, "success", good))
                                       for n in (1, 2)])
+    docs = memory.for_tenant(tenant).documents
+    for i, text in enumerate(["Glaciers carve valleys.", "Bread rises with yeast.",
+                              "Rockets climb to orbit."]):
+        docs.ingest(DocumentIn(owner=who, key=f"note/{i}", content=text))
+    docs.build_topics(who)  # chunks and topics: vectors too
     drain(memory, tenant)
     before = _sentences(cypher, tenant)
     try:
@@ -79,7 +85,8 @@ def test_reembed_to_another_model_and_back(memory: Memory, tenant: str, cypher: 
                          "e.search_text AS text", t=tenant, o=who)
         assert episode and episode[0]["e"] == pytest.approx(HashEmbedder.vector(episode[0]["text"]))
         cases = cypher("MATCH (c:Case {tenant: $t, owner: $o}) RETURN c.embedding AS e, "
-                       "c.intent AS text", t=tenant, o=who)
+                       "CASE WHEN coalesce(c.masked_intent, '') <> '' THEN c.masked_intent "
+                       "ELSE c.intent END AS text", t=tenant, o=who)
         assert len(cases) == 2 and report.nodes["Case"] >= 2 and report.nodes["Skill"] >= 1
         for row in cases:
             assert row["e"] == pytest.approx(HashEmbedder.vector(row["text"]))
@@ -88,6 +95,15 @@ def test_reembed_to_another_model_and_back(memory: Memory, tenant: str, cypher: 
         skill = cypher("MATCH (s:Skill {tenant: $t, owner: $o}) RETURN s.embedding AS e",
                        t=tenant, o=who)
         assert skill and skill[0]["e"] == pytest.approx([x / norm for x in mean])
+        chunks = cypher("MATCH (c:Chunk {tenant: $t, owner: $o}) RETURN c.embedding AS e, "
+                        "c.search_text AS text", t=tenant, o=who)
+        assert len(chunks) == 3 and report.nodes["Chunk"] >= 3
+        for row in chunks:
+            assert row["e"] == pytest.approx(HashEmbedder.vector(row["text"]))
+        topics = cypher("MATCH (t:Topic {tenant: $t, owner: $o}) RETURN t.embedding AS e",
+                        t=tenant, o=who)
+        assert topics and report.nodes["Topic"] >= len(topics)
+        assert all(len(t["e"]) == 8 for t in topics)
         assert cypher("MATCH (g:GraphMeta {key: 'embedding'}) RETURN g.model AS m, "
                       "g.dimensions AS d") == [{"m": "test-hash-8", "d": 8}]
         assert set(_vector_indexes(cypher).values()) == {(8, "ONLINE")}
@@ -95,7 +111,7 @@ def test_reembed_to_another_model_and_back(memory: Memory, tenant: str, cypher: 
             memory.store.apply_schema(real.name, real.dimensions)
         again = reembed(memory.store, HashEmbedder())  # finished: nothing left to do
         assert again.nodes == {"Sentence": 0, "Fact": 0, "Episode": 0, "Window": 0, "Case": 0,
-                               "Skill": 0}
+                               "Chunk": 0, "Skill": 0, "Topic": 0}
         assert not again.indexes_rebuilt
     finally:
         back = reembed(memory.store, real)

@@ -7,3 +7,5 @@ DROP INDEX episode_vector IF EXISTS;
 DROP INDEX window_vector IF EXISTS;
 DROP INDEX case_vector IF EXISTS;
 DROP INDEX skill_vector IF EXISTS;
+DROP INDEX chunk_vector IF EXISTS;
+DROP INDEX topic_vector IF EXISTS;

@@ -5,7 +5,8 @@ and on every request body its example (`api/examples.py`).
 
 `document(schema)` is a pure function over FastAPI's generated schema; `install(app)` makes the
 app serve its result. Which statuses an operation gets follows from what the edge does:
-every operation can fail unexpectedly (500); ``/v1`` needs a key (401) that grants the call
+every operation can fail unexpectedly (500) or meet the HTTP server's limits (408 too slow,
+431 headers too large); ``/v1`` needs a key (401) that grants the call
 (403) and is within its rate (429), and the store (503);
 a body can be malformed (400), too large (413), not JSON (415) or invalid (422), and
 parameters invalid (422);
@@ -55,12 +56,15 @@ MEANING = {
          "a call spanning the tenant with a key limited to some owners (`field` names the "
          "input, when one asked); outside /v1, served to loopback clients only.",
     404: "Nothing with this id (or no such route) for this tenant.",
+    408: "The request line, headers or body did not arrive in time; the connection is closed.",
     409: "Conflict: an id already stored with other content, or a job in the wrong state; "
          "nothing was written.",
     413: "More than one request may be: the body exceeds the size limit, or the work a budget "
          "(`field` names it); nothing was done.",
     415: "The body is not JSON: send it as `application/json` (`Accept-Post`).",
     422: "Invalid input; `field` names it.",
+    431: "The request line and headers exceed the server's limit (a query string too long "
+         "among them); the connection is closed.",
     429: "Too many requests for this key (`rate_limit`); nothing was done: send it again after "
          "`Retry-After` seconds.",
     500: "Unexpected error (logged by the server).",
@@ -86,7 +90,7 @@ version valid at ``as_of``)."""
 def error_statuses(method: str, path: str, operation: dict[str, Any]) -> set[int]:
     """Every error status the server can send for this operation."""
     params = operation.get("parameters", [])
-    out = {500}
+    out = {408, 431, 500}  # the HTTP server's limits hold for every request
     if path.startswith("/v1/"):
         out |= {401, 403, 429, 503}  # 403: what the key grants; 429: its rate
     out |= PROBES.get(path, set())

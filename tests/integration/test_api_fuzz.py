@@ -129,7 +129,10 @@ def _fuzz(settings: Settings, memory: Memory, tenant: str, tmp_path: Path, phase
             out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
             pytest.fail(f"the fuzzer ran over {budget + GRACE_S} s:\n{out}")
     elapsed = time.monotonic() - started
-    report = run.stdout[-20000:] + run.stderr[-5000:]
+    # the failures come first (a request can be long): their start and the summary
+    out = run.stdout
+    report = (out if len(out) <= 20000 else out[:8000] + "\n[...]\n" + out[-12000:]) + \
+        run.stderr[-5000:]
     print(f"fuzzer ({phases}): {recorder.count} responses in {elapsed:.0f} s\n{report}")
     assert run.returncode == 0, report
 

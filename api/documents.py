@@ -21,7 +21,7 @@ from graphmem.documents.models import (
 )
 from graphmem.documents.parse import SUFFIXES
 from graphmem.errors import InvalidInput
-from graphmem.forget import ForgetReport
+from graphmem.lifecycle.forget import ForgetReport
 from graphmem.models import UtcDatetime
 
 from .deps import TenantMem

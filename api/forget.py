@@ -1,11 +1,11 @@
 """Routes for forgetting one thing: a message, a session, the messages a filter chooses, a
-trace or a fact (see `graphmem.forget`)."""
+trace or a fact (see `graphmem.lifecycle.forget`)."""
 
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from graphmem.forget import ForgetReport
+from graphmem.lifecycle.forget import ForgetReport
 from graphmem.models import NAME, ForgetMessages
 
 from .deps import TenantMem

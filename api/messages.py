@@ -5,8 +5,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from graphmem import export
-from graphmem.export import OwnerExport
+from graphmem.lifecycle import export
+from graphmem.lifecycle.export import OwnerExport
 from graphmem.models import (
     MAX_SKIP,
     NAME,

@@ -173,7 +173,7 @@ def enable_tracing() -> None:
 
     HTTP server spans are FastAPI's own (built in since 0.142, on whenever a provider is
     installed: route templates, ``traceparent`` continued); graphmem adds its spans below them
-    (`graphmem.metrics.span`: ``graphmem.ingest``, ``graphmem.search``)."""
+    (`graphmem.metrics.span`: ``graphmem.messages.ingest``, ``graphmem.search``)."""
     try:
         from opentelemetry import trace
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

@@ -24,7 +24,8 @@ NEO4J_VERSION_2026 = "2026.08.1"  # the current line (needs Java 21+), resolved 
 NEO4J_BROWSER_VERSION = "5.24.0"  # newest org.neo4j.client:neo4j-browser on Maven Central
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 EmbeddingUnit = Literal["sentence", "passage"]
-"""What one stored vector stands for (`Settings.embedding_unit`, `graphmem.ingest.split_units`)."""
+"""What one stored vector stands for (`Settings.embedding_unit`,
+`graphmem.messages.ingest.split_units`)."""
 # Types whose values accumulate; every other type is single-valued (a new value replaces the old).
 MULTI_VALUED_TYPES: dict[str, Literal["single", "multi"]] = {
     t: "multi" for t in ("hobby", "interest", "likes", "dislikes", "skill", "language", "pet",
@@ -206,7 +207,7 @@ class Settings(BaseSettings):
     max_batch: int = 1000
     max_text_chars: int = 100_000
     max_request_bytes: int = 20_000_000
-    # The connection limits of the HTTP server (graphmem/http_server.py), per API process.
+    # The connection limits of the HTTP server (graphmem/ops/http_server.py), per API process.
     max_connections: int = Field(
         default=1000, ge=1, description="Client connections one API process holds open at "
         "once; one more is answered 503 and closed at once. Each takes a file descriptor: the "

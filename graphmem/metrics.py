@@ -120,7 +120,7 @@ def observe_ingest(fn: Callable[P, IngestReport]) -> Callable[P, IngestReport]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> IngestReport:
         start = time.perf_counter()
-        with span("graphmem.ingest") as current:
+        with span("graphmem.messages.ingest") as current:
             try:
                 report = fn(*args, **kwargs)
             except Exception:

@@ -201,7 +201,7 @@ MetadataFilter = Annotated[
     dict[Annotated[str, Field(min_length=1, max_length=200)], FilterValue],
     Field(min_length=1, max_length=16)]
 """Messages whose metadata holds, for every key, the value given, one of the values listed, or
-what an object of operators asks (`graphmem.metadata`)."""
+what an object of operators asks (`graphmem.messages.metadata`)."""
 METADATA_FILTER = ("Only messages whose metadata has, for every key, this value, one of the "
                    "values listed, or what an object of operators asks: {\"channel\": \"slack\", "
                    "\"priority\": [1, 2], \"score\": {\"gte\": 0.5}, \"spam\": {\"exists\": "

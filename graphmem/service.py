@@ -8,22 +8,23 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from typing import Any, Literal
 
-from graphmem import export, metrics
+from graphmem import metrics
 from graphmem.access import Access
-from graphmem.answer import Reader, ReaderNotConfigured
+from graphmem.answer.reader import Reader, ReaderNotConfigured
 from graphmem.config import Settings
 from graphmem.documents.service import Documents
 from graphmem.embedders.sparse import sparse_encoder
 from graphmem.embeddings import Embedder, LazyEmbedder, QueryMemo, embedder_for
 from graphmem.errors import NotFound
-from graphmem.export import OwnerExport
 from graphmem.facts.service import Facts
-from graphmem.forget import ForgetReport, forget, forget_matching, forget_session
 from graphmem.formation.run import Former
-from graphmem.ingest import Ingestor
 from graphmem.jobs import JobQueue
+from graphmem.lifecycle import export
+from graphmem.lifecycle.export import OwnerExport
+from graphmem.lifecycle.forget import ForgetReport, forget, forget_matching, forget_session
 from graphmem.llm.client import LLMClient
 from graphmem.llm.usage import UsageDay, UsageReport, tenant_scope, tenant_sink
+from graphmem.messages.ingest import Ingestor
 from graphmem.models import (
     AnswerRequest,
     AnswerResult,
@@ -191,8 +192,8 @@ class Memory:
 
     def export_owner(self, tenant: str, owner: str, after: str = "",
                      limit: int = export.DEFAULT_LIMIT) -> OwnerExport:
-        """A page of everything stored about ``owner`` (see `graphmem.export`), after cursor
-        ``after``. NotFound when the owner has nothing stored (the first page is empty)."""
+        """A page of everything stored about ``owner`` (see `graphmem.lifecycle.export`), after
+        cursor ``after``. NotFound when the owner has nothing stored (the first page is empty)."""
         reader = ExportStore(self.store, tenant).page
         result = export.page(lambda kind, after_id, room: reader(kind, owner, after_id, room),
                              owner, after, limit, datetime.now(UTC))
@@ -204,7 +205,7 @@ class Memory:
         removed = self.store.tenant(tenant).delete_owner(owner)
         return DeleteReport(owner=owner, **removed)
 
-    # --- forgetting one thing (see graphmem.forget for what goes with it) ----------------------
+    # --- forgetting one thing (see graphmem.lifecycle.forget for what goes with it) ---------
     def forget_message(self, tenant: str, id_: str, by: str | None = None) -> ForgetReport:
         """Forget one message, its units, windows and episode (re-formed from the rest) and the
         facts resting only on it; one transaction, audited. NotFound for an unknown id."""

@@ -43,12 +43,12 @@ from graphmem.documents.models import (
     TopicDetail,
 )
 from graphmem.errors import InvalidInput
-from graphmem.export import DEFAULT_LIMIT, ExportRecord, OwnerExport
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
-from graphmem.forget import ForgetReport
-from graphmem.ingest import derived_id
 from graphmem.jobs import Job, JobList, JobState
+from graphmem.lifecycle.export import DEFAULT_LIMIT, ExportRecord, OwnerExport
+from graphmem.lifecycle.forget import ForgetReport
 from graphmem.llm.usage import UsageReport
+from graphmem.messages.ingest import derived_id
 from graphmem.models import (
     AnswerRequest,
     AnswerResult,
@@ -153,7 +153,7 @@ class Messages(_Bound):
         return self._memory.session_messages(self._tenant, session_id, owner, skip, limit)
 
     def forget(self, id_: str) -> ForgetReport:
-        """Forget one message and what rests only on it (see `graphmem.forget`)."""
+        """Forget one message and what rests only on it (see `graphmem.lifecycle.forget`)."""
         self._access.write("forgetting a message")
         self._owned("message", id_)
         return self._memory.forget_message(self._tenant, id_, self._caller)

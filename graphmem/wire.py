@@ -24,7 +24,6 @@ from graphmem.documents.models import (
     DocumentWrite,
     Section,
 )
-from graphmem.export import ExportKind, ExportLink, ExportRecord, OwnerExport
 from graphmem.facts.models import (
     MAX_OBSERVATIONS,
     Cardinality,
@@ -38,6 +37,7 @@ from graphmem.facts.models import (
     ProfileOps,
     Supersession,
 )
+from graphmem.lifecycle.export import ExportKind, ExportLink, ExportRecord, OwnerExport
 from graphmem.llm.usage import UsageDay, UsageReport, UsageSums, UsageTotal
 from graphmem.models import (
     MAX_BATCH,

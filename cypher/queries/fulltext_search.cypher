@@ -5,7 +5,7 @@
 //   $query must already be escaped: user text is never Lucene syntax.
 // Parameters: $tenant, $owner, $scope (graphmem/store/scope.py), $query, $fetch, $k (hits kept),
 //   $session_id, $time_from, $time_to, $metadata (nullable; a
-//   metadata filter, graphmem/metadata.py)
+//   metadata filter, graphmem/messages/metadata.py)
 // Columns: fetched (index hits read before filtering), hits (list of {id, score}, best first,
 //   at most $k: a message is one hit, so the first k are the best k)
 CALL db.index.fulltext.queryNodes('message_fulltext',

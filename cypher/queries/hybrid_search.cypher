@@ -5,7 +5,7 @@
 //   $query must already be escaped: user text is never Lucene syntax.
 // Parameters: $tenant, $owner, $scope (graphmem/store/scope.py), $vector, $vector_fetch, $query,
 //   $text_fetch, $k (fulltext hits kept), $session_id, $time_from, $time_to, $metadata (nullable; a
-//   metadata filter, graphmem/metadata.py)
+//   metadata filter, graphmem/messages/metadata.py)
 // Columns: vector_fetched, vector_hits (list of {id: message id, score}, best first; a message
 //   may repeat, once per sentence), text_fetched, text_hits (list of {id, score}, best first,
 //   at most $k)

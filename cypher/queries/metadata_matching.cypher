@@ -1,8 +1,8 @@
 // Purpose: which of these messages pass a metadata filter (and were sent before $time_to): every clause of the filter (one per
 //   key: a value or one of several, none of some, the key there or not, a number in a range)
-//   holds for the message's encoded (key, value) pairs (graphmem/metadata.py).
+//   holds for the message's encoded (key, value) pairs (graphmem/messages/metadata.py).
 // Parameters: $tenant, $ids (message ids), $time_to (nullable, exclusive event time: with
-//   as_of, the instant after it), $metadata (one map per key, graphmem/metadata.py
+//   as_of, the instant after it), $metadata (one map per key, graphmem/messages/metadata.py
 //   `Clause.param`), e.g. [{prefix: '["channel",', any: ['["channel","slack"]'], none: [],
 //   has: null, low: null, high: null}]
 // Columns: ids (one row: the ids that pass, in no order)

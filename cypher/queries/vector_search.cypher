@@ -1,7 +1,7 @@
 // Purpose: approximate vector recall over sentence units, filtered to one tenant and owner after
 //   the index (Neo4j 5 cannot filter inside the vector index, so $fetch over-fetches).
 // Parameters: $tenant, $owner, $vector, $fetch, $session_id, $time_from, $time_to,
-//   $metadata (nullable; a metadata filter, graphmem/metadata.py)
+//   $metadata (nullable; a metadata filter, graphmem/messages/metadata.py)
 // Columns: fetched (index hits read before filtering),
 //   hits (list of {id: message id, score}, best first; a message may repeat, once per sentence)
 CALL db.index.vector.queryNodes('sentence_vector', $fetch, $vector) YIELD node, score

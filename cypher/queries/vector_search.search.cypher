@@ -2,7 +2,7 @@
 //   owner are filtered inside the index; session and time after it ($fetch over-fetches, since a
 //   message has several sentences and those filters are optional). Neo4j 5: vector_search.cypher.
 // Parameters: $tenant, $owner, $vector, $fetch, $session_id, $time_from, $time_to,
-//   $metadata (nullable; a metadata filter, graphmem/metadata.py)
+//   $metadata (nullable; a metadata filter, graphmem/messages/metadata.py)
 // Columns: fetched (index hits read before the session and time filters),
 //   hits (list of {id: message id, score}, best first; a message may repeat, once per sentence)
 CYPHER 25

@@ -1,7 +1,7 @@
 // Purpose: exact vector recall over one owner's sentence units (used when the filter is so
 //   selective that the approximate index, filtered afterwards, returns too few hits).
 // Parameters: $tenant, $owner, $vector, $k, $session_id, $time_from, $time_to,
-//   $metadata (nullable; a metadata filter, graphmem/metadata.py)
+//   $metadata (nullable; a metadata filter, graphmem/messages/metadata.py)
 // Columns: id (message id), score (cosine mapped to [0, 1] as the index maps it: (1 + cos) / 2,
 //   which vector.similarity.cosine returns)
 MATCH (s:Sentence {tenant: $tenant, owner: $owner})

@@ -3,7 +3,7 @@
 //   sentence of the owner: the similarity of their sentences only, the best per message. Used
 //   when the vector index's hits, filtered, hold too few (a selective filter).
 // Parameters: $tenant, $owner, $vector, $k, $tokens (Lucene query over metadata_tokens, one
-//   clause per key that names values, graphmem/metadata.py `token_query`), $limit (messages
+//   clause per key that names values, graphmem/messages/metadata.py `token_query`), $limit (messages
 //   read from the index at most), $session_id, $time_from, $time_to, $metadata (the filter's
 //   clauses, every one checked on the message)
 // Columns: id (message id), score (cosine mapped to [0, 1] as the index maps it: (1 + cos) / 2)

@@ -7,7 +7,7 @@
 //   of the messages before it, oldest first), later (the ids of the messages after it, in
 //   order)); messages (each message of the windows once, hits included, as a list: id, owner,
 //   session_id, speaker, role, text, batch_index, timestamp_us, recorded_at_us, metadata_json,
-//   metadata_pairs (graphmem/metadata.py); times as microseconds since the epoch: the driver
+//   metadata_pairs (graphmem/messages/metadata.py); times as microseconds since the epoch: the driver
 //   reads a datetime ~50x slower than an integer).
 //   Lists, not maps, and each message once although windows overlap: 91 messages read instead
 //   of 114 for 20 LoCoMo hits, and no key names sent with every message (API CPU 0.58 -> 0.46

@@ -5,7 +5,7 @@
 // Parameters: $tenant, $batch (string), $now (datetime), $by (string or null), $scopes (owner -> fulltext scope,
 //   graphmem/store/scope.py), $rows: list of maps
 //   {id, owner, session_id, speaker, role, text, search_text, timestamp, metadata_json,
-//    metadata_pairs (graphmem/metadata.py: what a metadata filter matches), metadata_tokens
+//    metadata_pairs (graphmem/messages/metadata.py: what a metadata filter matches), metadata_tokens
 //    (its words in the metadata index, null without metadata), content_hash,
 //    index, event_starts, event_ends (dates the text refers to, resolved)}
 // Columns: id, created (true if this batch created it), conflict (true if the stored message

@@ -1,6 +1,6 @@
 // Purpose: the messages of an owner with a given metadata value, found without reading the
 //   owner's other messages: each message with metadata carries metadata_tokens, one token per
-//   (key, value) pair, a hash of tenant, owner and pair (graphmem/metadata.py `tokens`), kept
+//   (key, value) pair, a hash of tenant, owner and pair (graphmem/messages/metadata.py `tokens`), kept
 //   whole by the whitespace analyser. A filter so selective that the vector index's hits hold
 //   too few of its messages starts here (queries/vector_search_metadata.cypher).
 // Parameters: none. Columns: none. Idempotent (IF NOT EXISTS).

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from graphmem import neo4j_server
 from graphmem.bench.locomo import BATCH, probes_of
 from graphmem.bench.units import Probe, evidence_recall, percentiles
 from graphmem.config import Settings
@@ -42,8 +41,9 @@ from graphmem.embeddings import (
     query_vectors,
     token_counts,
 )
-from graphmem.ingest import Ingestor
+from graphmem.messages.ingest import Ingestor
 from graphmem.models import MessageIn, Method, SearchRequest
+from graphmem.ops import neo4j_server
 from graphmem.service import Memory
 from graphmem.store.core import Store
 

@@ -5,7 +5,8 @@ kind ranks an owner's messages for a question, and the first ``budget`` messages
 the main benchmark (share of the gold evidence dia_ids among them). The kinds:
 
 - ``message``: the whole message, embedded as ``"speaker: text"``;
-- ``sentence``: one unit per sentence (`graphmem.ingest.split_sentences`), ``"speaker: sentence"``;
+- ``sentence``: one unit per sentence (`graphmem.messages.ingest.split_sentences`),
+  ``"speaker: sentence"``;
   a message ranks by its best sentence (what graphmem stores);
 - ``context``: the message with its previous and next message of the session, embedded as one text;
 - ``neighbour_avg``: the message vector plus 0.5 x each neighbour's vector, renormalised.
@@ -22,7 +23,7 @@ import numpy.typing as npt
 
 from graphmem.datasets.locomo import Conversation, dia_id
 from graphmem.embeddings import Embedder
-from graphmem.ingest import split_sentences
+from graphmem.messages.ingest import split_sentences
 from graphmem.models import MessageIn
 
 Matrix = npt.NDArray[np.float64]

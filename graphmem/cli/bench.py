@@ -10,11 +10,11 @@ from typing import Annotated, Any, get_args
 import typer
 from rich.markup import escape
 
-from graphmem import neo4j_server
 from graphmem.cli.common import console, fail
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError
 from graphmem.models import Method
+from graphmem.ops import neo4j_server
 from graphmem.retrieval.settings import PRESETS
 
 bench_app = typer.Typer(help="Benchmarks (scripts that print numbers).")

@@ -254,8 +254,8 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
     """An owner's export (`graphmem export`) stored again, in this tenant: its messages as they
     are read, batch by batch; then its facts (every version, as recorded) and its runs (their
     steps come later in the file). What was formed from them is formed again by the jobs."""
-    from graphmem import export, restore
     from graphmem.datasets import jsonl
+    from graphmem.lifecycle import export, restore
     from graphmem.service import Memory
 
     parse = partial(jsonl.parse_as, export.ExportRecord)

@@ -42,7 +42,7 @@ def schema_reembed(
     """Move the database to the configured embedding model: every stored vector is made again
     (resumable). Stop the API and the workers first."""
     from graphmem.embeddings import embedder_for
-    from graphmem.reembed import reembed
+    from graphmem.ops.reembed import reembed
     from graphmem.store import Store
 
     settings = Settings()

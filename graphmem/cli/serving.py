@@ -1,6 +1,6 @@
 """The long-running commands: the HTTP API (`serve`), MCP, the job worker and the demo.
 
-Every way of serving HTTP runs `graphmem.http_server.run`, so its connection limits hold for
+Every way of serving HTTP runs `graphmem.ops.http_server.run`, so its connection limits hold for
 all of them."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 import typer
 
-from graphmem import neo4j_server
 from graphmem.cli.common import (
     DemoTenant,
     InProcessWorker,
@@ -24,6 +23,7 @@ from graphmem.cli.common import (
 )
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import GraphMemError
+from graphmem.ops import neo4j_server
 from graphmem.progress import bar
 
 
@@ -44,8 +44,8 @@ def serve(
     """Run the HTTP API (uvicorn). With --worker also the background jobs in this process: the
     jobs of every tenant of the database, or with --tenant of that one only (the API serves
     every tenant its keys name either way)."""
-    from graphmem import http_server
     from graphmem.api.app import create_app
+    from graphmem.ops import http_server
 
     if tenant is not None and not worker:
         raise typer.BadParameter("--tenant chooses whose jobs --worker runs: give --worker too",
@@ -74,7 +74,7 @@ def _serve_processes(settings: Settings, workers: int, worker: bool,
     from the environment (`graphmem.api.app:app_from_environment`); with ``worker`` the
     background jobs (of ``tenant`` only, when given) run once, in this supervising process.
     SIGINT/SIGTERM stop the processes, then the jobs (running jobs finish first)."""
-    from graphmem import http_server
+    from graphmem.ops import http_server
 
     os.environ["GRAPHMEM_HOST"], os.environ["GRAPHMEM_PORT"] = settings.host, str(settings.port)
 
@@ -84,8 +84,8 @@ def _serve_processes(settings: Settings, workers: int, worker: bool,
     if not worker:
         run()
         return
+    from graphmem.ops.worker import BackgroundWorkers
     from graphmem.service import Memory
-    from graphmem.worker import BackgroundWorkers
 
     mem = Memory.open(settings, apply_schema=False)
     try:
@@ -108,8 +108,8 @@ def _serve_with_worker(settings: Settings, mem: Any, asgi: Any,
                        tenant: str | None = None) -> None:
     """uvicorn with formation workers in a background thread (``tenant``'s jobs only, when
     given), stopped (running jobs finish first) when the server shuts down."""
-    from graphmem import http_server
-    from graphmem.worker import BackgroundWorkers
+    from graphmem.ops import http_server
+    from graphmem.ops.worker import BackgroundWorkers
 
     workers = BackgroundWorkers(mem, tenant=tenant).start()
     typer.echo(f"worker: running in this process (formation of episodes, windows, skills; "
@@ -174,8 +174,8 @@ def worker(
     import signal
     import threading
 
-    from graphmem import worker as jobs_worker
     from graphmem.api.observability import configure_logging
+    from graphmem.ops import worker as jobs_worker
     from graphmem.service import Memory
 
     settings = Settings()
@@ -213,9 +213,9 @@ def demo(
 ) -> None:
     """Start Neo4j, load the small demo memory, and serve the API (what `make run` does)."""
     from graphmem import demo as demo_data
-    from graphmem import http_server
     from graphmem.api.app import create_app
     from graphmem.api.browser import post_connect_cmd
+    from graphmem.ops import http_server
     from graphmem.service import Memory
 
     settings = Settings()

@@ -2,7 +2,7 @@
 over httpx, with the request and reply models of `graphmem.wire` and the exceptions of
 `graphmem.client.errors`. Importing it loads pydantic and httpx only, not the server.
 
-    from graphmem.client import GraphMem, NotFound
+    from graphmem.client import GraphMem, NotFoundError
 
     with GraphMem("http://127.0.0.1:8000", api_key="...") as gm:
         hits = gm.search("where does alice live?", owner="alice").hits
@@ -11,35 +11,35 @@ over httpx, with the request and reply models of `graphmem.wire` and the excepti
 from graphmem.client.aio import AsyncGraphMem
 from graphmem.client.base import Retry
 from graphmem.client.errors import (
-    Conflict,
-    Forbidden,
-    GraphMemError,
-    InvalidInput,
-    NotFound,
-    RateLimited,
+    APIError,
+    AuthenticationError,
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
     ServerError,
-    Timeout,
-    TooLarge,
+    TooLargeError,
     TransportError,
-    Unauthorized,
-    Unavailable,
+    TransportTimeout,
+    UnavailableError,
 )
 from graphmem.client.sync import GraphMem
 
 __all__ = [
+    "APIError",
     "AsyncGraphMem",
-    "Conflict",
-    "Forbidden",
+    "AuthenticationError",
+    "ConflictError",
     "GraphMem",
-    "GraphMemError",
-    "InvalidInput",
-    "NotFound",
-    "RateLimited",
+    "InvalidInputError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "RateLimitError",
     "Retry",
     "ServerError",
-    "Timeout",
-    "TooLarge",
+    "TooLargeError",
     "TransportError",
-    "Unauthorized",
-    "Unavailable",
+    "TransportTimeout",
+    "UnavailableError",
 ]

@@ -128,7 +128,7 @@ class AsyncGraphMem:
         return await self._run(calls.add_messages(messages))
 
     async def get_message(self, message_id: str) -> Message:
-        """One stored message by id (`NotFound` when there is none)."""
+        """One stored message by id (`NotFoundError` when there is none)."""
         return await self._run(calls.get_message(message_id))
 
     async def owners(self, *, after: str = "", limit: int = 50) -> list[OwnerInfo]:
@@ -304,7 +304,7 @@ class AsyncGraphMem:
         return await self._run(calls.job(job_id))
 
     async def rerun_job(self, job_id: str) -> Job:
-        """A failed or done job back to pending (attempts reset); `Conflict` while it is
+        """A failed or done job back to pending (attempts reset); `ConflictError` while it is
         pending or running."""
         return await self._run(calls.rerun_job(job_id))
 
@@ -393,9 +393,9 @@ class AsyncGraphMem:
     # --- probes ------------------------------------------------------------------------------
 
     async def health(self) -> dict[str, Any]:
-        """``/healthz``: `Unavailable` when the server cannot reach Neo4j."""
+        """``/healthz``: `UnavailableError` when the server cannot reach Neo4j."""
         return await self._run(calls.health())
 
     async def ready(self) -> dict[str, Any]:
-        """``/readyz``: `Unavailable` naming what is missing until ready."""
+        """``/readyz``: `UnavailableError` naming what is missing until ready."""
         return await self._run(calls.ready())

@@ -12,7 +12,7 @@ import httpx
 
 from graphmem import __version__
 from graphmem.client.calls import Call
-from graphmem.client.errors import Timeout, TransportError, from_response, retry_after
+from graphmem.client.errors import TransportError, TransportTimeout, from_response, retry_after
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
@@ -76,5 +76,5 @@ def result(call: Call[T], response: httpx.Response) -> T:
 
 
 def no_answer(exc: httpx.TransportError) -> TransportError:
-    cls = Timeout if isinstance(exc, httpx.TimeoutException) else TransportError
+    cls = TransportTimeout if isinstance(exc, httpx.TimeoutException) else TransportError
     return cls(f"no answer: {type(exc).__name__}: {exc}".rstrip(": "))

@@ -137,7 +137,7 @@ def _query(params: Query) -> dict[str, str]:
 
 def model(cls: type[M], value: Any) -> M:
     """A request model from a model or a mapping, validated here: bad input raises
-    `InvalidInput` naming the field before anything is sent."""
+    `InvalidInputError` naming the field before anything is sent."""
     if isinstance(value, cls):
         return value
     try:

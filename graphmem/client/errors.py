@@ -1,21 +1,21 @@
 """The client's exceptions: every error answer of the API (an ``application/problem+json`` body)
 becomes one typed exception, and a request that got no answer becomes a `TransportError`.
 
-    GraphMemError           any error; ``status``, ``title``, ``detail``, ``body`` (the Problem)
-    ├── InvalidInput        400 / 422: ``field`` names the input at fault, ``errors`` lists each
-    │   └── TooLarge        413: more than one request may carry or cost; send less per request
-    ├── Unauthorized        401: no API key, or an unknown one
-    ├── Forbidden           403: the key may not do this; ``field`` names the owner it named
-    ├── NotFound            404: nothing with this id for this tenant (or no such route)
-    ├── Conflict            409: an id already stored with other content; nothing was written
-    ├── RateLimited         429: the key's rate is spent; nothing was done (retried for you)
-    ├── Unavailable         503: the server cannot reach its store; retry later
-    ├── ServerError         500 and other 5xx: see the server's log
-    └── TransportError      no answer: the connection failed or was lost
-        └── Timeout         no answer in time
+    APIError                    any error; ``status``, ``title``, ``detail``, ``body`` (the Problem)
+    ├── InvalidInputError       400 / 422: ``field`` names the input at fault, ``errors`` lists each
+    │   └── TooLargeError       413: more than one request may carry or cost; send less
+    ├── AuthenticationError     401: no API key, or an unknown one
+    ├── PermissionDeniedError   403: the key may not do this; ``field`` names the owner it named
+    ├── NotFoundError           404: nothing with this id for this tenant (or no such route)
+    ├── ConflictError           409: an id already stored with other content; nothing written
+    ├── RateLimitError          429: the key's rate is spent; nothing was done (retried for you)
+    ├── UnavailableError        503: the server cannot reach its store; retry later
+    ├── ServerError             500 and other 5xx: see the server's log
+    └── TransportError          no answer: the connection failed or was lost
+        └── TransportTimeout    no answer in time
 
-The names follow `graphmem.errors` (the library's own tree), so code that runs graphmem in
-process or over HTTP handles the same kinds of failure by the same names.
+The names are the client's own (``...Error``, as HTTP clients name theirs), apart from the
+library's tree (`graphmem.errors`), so code that imports both never mistakes one for the other.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from graphmem.wire import MAX_ERRORS, Problem, ProblemItem, field_name
 
 
-class GraphMemError(Exception):
+class APIError(Exception):
     """An error answer of the graphmem API, or no answer (`TransportError`, ``status`` None)."""
 
     def __init__(self, detail: str, *, status: int | None = None, title: str = "error",
@@ -41,7 +41,7 @@ class GraphMemError(Exception):
         self.response = response
 
 
-class InvalidInput(GraphMemError):
+class InvalidInputError(APIError):
     """Bad input: ``field`` names it (``messages[3].timestamp``), ``errors`` lists every wrong
     input. Raised before sending, too, when a request model does not validate."""
 
@@ -54,15 +54,15 @@ class InvalidInput(GraphMemError):
         return self.body.errors if self.body else []
 
 
-class TooLarge(InvalidInput):
+class TooLargeError(InvalidInputError):
     """Over a size or work limit of one request (413): nothing was written."""
 
 
-class Unauthorized(GraphMemError):
+class AuthenticationError(APIError):
     pass
 
 
-class Forbidden(GraphMemError):
+class PermissionDeniedError(APIError):
     """The key may not do this: another owner than its own (``field`` names the input), a
     write with a read-only key, or a call spanning the tenant with a key for some owners."""
 
@@ -71,15 +71,15 @@ class Forbidden(GraphMemError):
         return self.body.field if self.body else None
 
 
-class NotFound(GraphMemError):
+class NotFoundError(APIError):
     pass
 
 
-class Conflict(GraphMemError):
+class ConflictError(APIError):
     pass
 
 
-class Unavailable(GraphMemError):
+class UnavailableError(APIError):
     """503: the server cannot reach Neo4j (``retry_after`` seconds, if it said)."""
 
     @property
@@ -87,7 +87,7 @@ class Unavailable(GraphMemError):
         return retry_after(self.response) if self.response is not None else None
 
 
-class RateLimited(GraphMemError):
+class RateLimitError(APIError):
     """429: the key sent more requests than its rate allows; nothing was done. The client
     sends it again after ``retry_after`` seconds, up to its retries, before raising this."""
 
@@ -96,28 +96,29 @@ class RateLimited(GraphMemError):
         return retry_after(self.response) if self.response is not None else None
 
 
-class ServerError(GraphMemError):
+class ServerError(APIError):
     pass
 
 
-class TransportError(GraphMemError):
+class TransportError(APIError):
     """No answer: connection refused, reset or lost (the httpx error is ``__cause__``)."""
 
 
-class Timeout(TransportError):
+class TransportTimeout(TransportError):
     pass
 
 
-BY_STATUS: dict[int, type[GraphMemError]] = {
-    400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
-    413: TooLarge, 422: InvalidInput, 429: RateLimited, 503: Unavailable,
+BY_STATUS: dict[int, type[APIError]] = {
+    400: InvalidInputError, 401: AuthenticationError, 403: PermissionDeniedError,
+    404: NotFoundError, 409: ConflictError, 413: TooLargeError, 422: InvalidInputError,
+    429: RateLimitError, 503: UnavailableError,
 }
 
 
-def from_response(response: httpx.Response) -> GraphMemError:
+def from_response(response: httpx.Response) -> APIError:
     """The exception for an error answer; its problem+json body parsed when there is one."""
     status = response.status_code
-    cls = BY_STATUS.get(status, ServerError if status >= 500 else GraphMemError)
+    cls = BY_STATUS.get(status, ServerError if status >= 500 else APIError)
     body: Problem | None = None
     try:
         data: Any = response.json()
@@ -132,7 +133,7 @@ def from_response(response: httpx.Response) -> GraphMemError:
     return cls(body.detail or title, status=status, title=title, body=body, response=response)
 
 
-def from_validation(exc: ValidationError) -> InvalidInput:
+def from_validation(exc: ValidationError) -> InvalidInputError:
     """A request model that did not validate before sending, as the server would have said it
     (422, ``field`` like ``messages[0].timestamp``)."""
     found = exc.errors()
@@ -144,7 +145,7 @@ def from_validation(exc: ValidationError) -> InvalidInput:
         detail += f" (and {len(found) - len(items)} more errors)"
     body = Problem(title="invalid input", status=422, detail=detail, field=items[0].field,
                    errors=items, error_count=len(found))
-    return InvalidInput(detail, status=422, title="invalid input", body=body)
+    return InvalidInputError(detail, status=422, title="invalid input", body=body)
 
 
 

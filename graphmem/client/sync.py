@@ -132,7 +132,7 @@ class GraphMem:
         return self._run(calls.add_messages(messages))
 
     def get_message(self, message_id: str) -> Message:
-        """One stored message by id (`NotFound` when there is none)."""
+        """One stored message by id (`NotFoundError` when there is none)."""
         return self._run(calls.get_message(message_id))
 
     def owners(self, *, after: str = "", limit: int = 50) -> list[OwnerInfo]:
@@ -304,7 +304,7 @@ class GraphMem:
         return self._run(calls.job(job_id))
 
     def rerun_job(self, job_id: str) -> Job:
-        """A failed or done job back to pending (attempts reset); `Conflict` while it is
+        """A failed or done job back to pending (attempts reset); `ConflictError` while it is
         pending or running."""
         return self._run(calls.rerun_job(job_id))
 
@@ -391,9 +391,9 @@ class GraphMem:
     # --- probes ------------------------------------------------------------------------------
 
     def health(self) -> dict[str, Any]:
-        """``/healthz``: `Unavailable` when the server cannot reach Neo4j."""
+        """``/healthz``: `UnavailableError` when the server cannot reach Neo4j."""
         return self._run(calls.health())
 
     def ready(self) -> dict[str, Any]:
-        """``/readyz``: `Unavailable` naming what is missing until ready."""
+        """``/readyz``: `UnavailableError` naming what is missing until ready."""
         return self._run(calls.ready())

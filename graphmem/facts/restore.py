@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem.facts.linker import normalise
 
 if TYPE_CHECKING:
-    from graphmem.export import ExportRecord
+    from graphmem.lifecycle.export import ExportRecord
 
 FACT_TIMES = ("valid_from", "valid_to", "valid_to_original", "recorded_at", "invalidated_at")
 LINK_TIMES = ("at", "closed_valid_to", "previous_valid_to")

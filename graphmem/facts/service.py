@@ -19,7 +19,7 @@ from graphmem.store import Store
 from graphmem.store.facts import FactItem, FactStore
 
 if TYPE_CHECKING:
-    from graphmem.export import ExportRecord
+    from graphmem.lifecycle.export import ExportRecord
 
 Kind = Literal["observation", "profile"]
 

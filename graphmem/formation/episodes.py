@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Protocol
 
-from graphmem import temporal
 from graphmem.entities.extract import inner_names, mentions, normalise
 from graphmem.formation.observer import Turn, cosine, mean
+from graphmem.messages import temporal
 
 TITLE_WORDS = 12
 TITLE_PHRASES = 3

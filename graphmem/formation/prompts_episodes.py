@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphmem import temporal
 from graphmem.formation.observer import Turn
+from graphmem.messages import temporal
 from graphmem.retrieval.context import prompt_safe
 
 BOUNDARY_SYSTEM = """You segment a conversation into episodes: coherent stretches about one \

@@ -2,7 +2,7 @@
 
 One system message says what to extract, the rules, and one worked example (input and reply,
 with the ids a real prompt has: no placeholder to copy); one user message renders the stretch of
-conversation (relative dates resolved by `graphmem.temporal.annotate`, messages numbered
+conversation (relative dates resolved by `graphmem.messages.temporal.annotate`, messages numbered
 ``m1`` .. ``mN``: `aliases`) and the owner's current profile, so the model can choose
 ADD / UPDATE / DELETE / NOOP.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC
 
+from graphmem.messages.temporal import annotate
 from graphmem.models import MessageLike
 from graphmem.retrieval.context import prompt_safe
-from graphmem.temporal import annotate
 
 __all__ = ["MessageLike", "aliases", "extract_messages", "render_message", "render_profile"]
 

@@ -3,7 +3,7 @@ they continue), its turn windows (`graphmem.formation.windows`) are brought up t
 a sparse model (``GRAPHMEM_SPARSE``), its messages get their learned-sparse word pieces.
 Idempotent and incremental: a message is in exactly one episode, ever; a window is rebuilt only
 where a late message changed the turns it covers. Runs as a `form_session` job (see
-`graphmem.worker`), never on the request path."""
+`graphmem.ops.worker`), never on the request path."""
 
 from __future__ import annotations
 

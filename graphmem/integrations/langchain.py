@@ -45,7 +45,7 @@ from langchain_core.messages import (
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from graphmem.client import AsyncGraphMem, GraphMem, NotFound
+from graphmem.client import AsyncGraphMem, GraphMem, NotFoundError
 from graphmem.wire import MAX_BATCH, ContextResult, Message, Scalar, SearchResult
 
 MAX_CONTEXT_K = 50
@@ -194,7 +194,7 @@ class GraphMemChatMessageHistory(BaseChatMessageHistory):
                                                                      message.type)
 
     def _turns(self, messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
-        """The messages with text as turns (the client validates them: `InvalidInput` names
+        """The messages with text as turns (the client validates them: `InvalidInputError` names
         the field at fault)."""
         now = datetime.now(UTC)
         if self._last is not None and now <= self._last:
@@ -263,7 +263,7 @@ class GraphMemChatMessageHistory(BaseChatMessageHistory):
         gm = self.client
         if not isinstance(gm, GraphMem):
             raise _async_only("clear")
-        with suppress(NotFound):  # nothing stored yet: nothing to forget
+        with suppress(NotFoundError):  # nothing stored yet: nothing to forget
             gm.forget_session(self.session_id, owner=self.owner)
 
     # async
@@ -295,5 +295,5 @@ class GraphMemChatMessageHistory(BaseChatMessageHistory):
         gm = self.client
         if not isinstance(gm, AsyncGraphMem):
             return await super().aclear()
-        with suppress(NotFound):
+        with suppress(NotFoundError):
             await gm.forget_session(self.session_id, owner=self.owner)

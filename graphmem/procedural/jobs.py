@@ -1,4 +1,4 @@
-"""Job handlers of procedural memory (registered in `graphmem.worker`): ``form_trace`` (payload:
+"""Job handlers of procedural memory (registered in `graphmem.ops.worker`): ``form_trace`` (payload:
 owner, trace_id) and ``form_skills`` (payload: owner). Both are idempotent (delivery is at least
 once). Each returns its result, kept on the job (``GET /v1/jobs/{id}``)."""
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from graphmem import temporal
+from graphmem.messages import temporal
 from graphmem.models import MessageLike
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)

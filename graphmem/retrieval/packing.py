@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import zip_longest
 
-from graphmem import temporal
+from graphmem.messages import temporal
 from graphmem.models import (
     ContextItem,
     ContextRequest,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from graphmem import metadata
-from graphmem.metadata import Condition
+from graphmem.messages import metadata
+from graphmem.messages.metadata import Condition
 from graphmem.models import Method, SearchRequest, Units
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.graph import GraphWalk
@@ -86,8 +86,8 @@ class Plan:
     graph: GraphWalk | None = None
     """Method ``graph``: the personalised PageRank list joins the fusion (see `graph.rank`)."""
     metadata: Condition | None = None
-    """Only messages with this metadata (`graphmem.metadata.condition`, one clause per key):
-    every recall list, derived list and neighbour is held to it."""
+    """Only messages with this metadata (`graphmem.messages.metadata.condition`, one clause per
+    key): every recall list, derived list and neighbour is held to it."""
     ranker: Ranker | None = None
     """The learned re-ranking of the fused candidates before expansion (`rerank`); None: the
     fused order stands (no ranker for these lists, see `reranked_lists`; no expansion; or

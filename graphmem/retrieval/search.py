@@ -15,11 +15,11 @@ from itertools import pairwise, zip_longest
 from time import perf_counter
 from typing import Any
 
-from graphmem import metadata, temporal
 from graphmem.embedders.sparse import QUERY_TOP, SparseEncoder, query_text
 from graphmem.embeddings import Embedder, QueryMemo, query_vectors
 from graphmem.entities.extract import query_mentions
-from graphmem.metadata import Condition
+from graphmem.messages import metadata, temporal
+from graphmem.messages.metadata import Condition
 from graphmem.models import EpisodeHit, FactHit, Hit, SearchRequest, SearchResult, Turn, UnitRef
 from graphmem.retrieval import graph
 from graphmem.retrieval.context import estimate_tokens, render, render_facts

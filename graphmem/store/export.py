@@ -1,6 +1,6 @@
 """The reads of an owner's export, bound to one tenant: one page of one kind of record, in id
 order after a cursor (``cypher/queries/export/<kind>.cypher``; what a record holds is
-`graphmem.export`)."""
+`graphmem.lifecycle.export`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from graphmem.store.tenant import TenantBound
 
 if TYPE_CHECKING:
-    from graphmem.export import ExportKind
+    from graphmem.lifecycle.export import ExportKind
     from graphmem.store.core import Row
 
 

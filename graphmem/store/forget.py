@@ -1,6 +1,6 @@
 """Forgetting one thing (a message, a session, a trace, a fact) in ONE transaction, bound to a
 tenant: what goes, what rests only on it goes too, the re-forming jobs and a :Deletion audit
-record commit with it. The policy is explained in `graphmem.forget`; the Cypher is in
+record commit with it. The policy is explained in `graphmem.lifecycle.forget`; the Cypher is in
 ``cypher/queries/forget``.
 """
 

@@ -1,6 +1,7 @@
 """The migration of a database whose messages predate metadata filters: each message stored
-with metadata gets its encoded pairs (`graphmem.metadata.pairs`, from the ``metadata_json`` it
-was stored with) and its metadata index tokens, and its sentence units a copy of the pairs, in
+with metadata gets its encoded pairs (`graphmem.messages.metadata.pairs`, from the
+``metadata_json`` it was stored with) and its metadata index tokens, and its sentence units a
+copy of the pairs, in
 bounded transactions. A ``GraphMeta {key: 'metadata_index'}`` marker records it done: an
 up-to-date database costs one read at start, and one that began with metadata filters is marked
 at once. Safe to interrupt and run again."""
@@ -11,7 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from graphmem.metadata import pairs, tokens
+from graphmem.messages.metadata import pairs, tokens
 
 if TYPE_CHECKING:
     from graphmem.store.core import Store

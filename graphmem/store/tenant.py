@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from neo4j import ManagedTransaction
 
-from graphmem import cypher, metadata
+from graphmem import cypher
 from graphmem.errors import Conflict, in_use
-from graphmem.metadata import Condition
+from graphmem.messages import metadata
+from graphmem.messages.metadata import Condition
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.scope import scope_token, scopes
 from graphmem.store.times import epoch_times, from_epoch_us
@@ -40,7 +41,8 @@ NEAR_REACH = 3
 WINDOW_MESSAGE = ("id", "owner", "session_id", "speaker", "role", "text", "batch_index",
                   "timestamp", "recorded_at", "metadata_json", "metadata_pairs")
 """A message's values in `queries/windows`' ``messages`` lists, in order (the two times as
-microseconds since the epoch; its metadata as sent, and as matched: `graphmem.metadata`)."""
+microseconds since the epoch; its metadata as sent, and as matched:
+`graphmem.messages.metadata`)."""
 B = TypeVar("B", bound="TenantBound")
 
 
@@ -58,7 +60,7 @@ class Filters:
     time_from: datetime | None = None
     time_to: datetime | None = None
     metadata: Condition | None = None
-    """A metadata filter as `graphmem.metadata.condition` encodes it."""
+    """A metadata filter as `graphmem.messages.metadata.condition` encodes it."""
     as_of: datetime | None = None
     """Only what happened at or before this instant (a unit's event time: a message's
     timestamp, a window's or an episode's last turn)."""

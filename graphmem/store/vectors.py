@@ -1,4 +1,4 @@
-"""The store side of re-embedding (`graphmem.reembed`): every tenant's stored vectors, read and
+"""The store side of re-embedding (`graphmem.ops.reembed`): every tenant's stored vectors, read and
 rewritten in batches, each node marked with the model that made its vector."""
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ import neo4j
 import pytest
 from fastapi.testclient import TestClient
 
-from graphmem import neo4j_server
 from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
+from graphmem.ops import neo4j_server
 from graphmem.service import Memory
 
 

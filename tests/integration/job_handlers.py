@@ -27,9 +27,9 @@ from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.jobs import Job
 from graphmem.models import MessageIn
+from graphmem.ops.worker import run_workers
 from graphmem.service import Memory
 from graphmem.store import Store
-from graphmem.worker import run_workers
 from tests.support.http_peer import serving
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 from mcp import Client
 
-from graphmem.client import GraphMem, InvalidInput
+from graphmem.client import GraphMem, InvalidInputError
 from graphmem.wire import MAX_BATCH, MAX_ERRORS, MAX_OBSERVATIONS, MAX_TRACES
 from tests.integration.conftest import auth
 from tests.integration.helpers import msg, owner
@@ -91,12 +91,12 @@ def test_the_client_refuses_an_endless_list_before_sending() -> None:
 
     client = GraphMem("http://127.0.0.1:9", api_key="unused")  # nothing listens: nothing sent
     started = time.monotonic()
-    with pytest.raises(InvalidInput) as refused:
+    with pytest.raises(InvalidInputError) as refused:
         client.add_messages(endless())
     assert time.monotonic() - started < FAST_S
     assert refused.value.field == "messages"
     assert f"at most {MAX_BATCH}" in str(refused.value)
-    with pytest.raises(InvalidInput) as many:
+    with pytest.raises(InvalidInputError) as many:
         client.add_messages([{"owner": "x"}] * MAX_BATCH)
     assert many.value.body is not None
     assert len(many.value.body.errors) == MAX_ERRORS

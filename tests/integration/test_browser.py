@@ -21,10 +21,11 @@ import uvicorn
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from graphmem import audit, demo, neo4j_server
+from graphmem import audit, demo
 from graphmem.api import browser
 from graphmem.api.app import create_app
 from graphmem.config import Settings
+from graphmem.ops import neo4j_server
 from graphmem.service import Memory
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,10 +11,10 @@ from typing import Any
 from typer.testing import CliRunner
 
 from graphmem.cli import app
-from graphmem.forget import id_hash
+from graphmem.lifecycle.forget import id_hash
 from graphmem.models import MessageIn
+from graphmem.ops.worker import BackgroundWorkers, Worker
 from graphmem.service import Memory
-from graphmem.worker import BackgroundWorkers, Worker
 from tests.integration.helpers import msg, owner
 from tests.unit.test_cli_basics import run_cli
 

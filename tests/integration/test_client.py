@@ -16,15 +16,15 @@ from graphmem.access import Access
 from graphmem.api.app import create_app
 from graphmem.client import (
     AsyncGraphMem,
-    Conflict,
-    Forbidden,
+    AuthenticationError,
+    ConflictError,
     GraphMem,
-    InvalidInput,
-    NotFound,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
     ServerError,
-    TooLarge,
+    TooLargeError,
     TransportError,
-    Unauthorized,
     calls,
 )
 from graphmem.config import Settings, hash_api_key
@@ -121,7 +121,7 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         assert (one.id, one.state, one.kind) == (mine[0].id, "done", "form_session")
         rerun = gm.rerun_job(mine[0].id)
         assert rerun.state == "pending"
-        with pytest.raises(Conflict):
+        with pytest.raises(ConflictError):
             gm.rerun_job(mine[0].id)  # pending now: 409
         drain(memory, TENANT)
         usage = gm.usage(since=date(2020, 1, 1))
@@ -165,7 +165,7 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         first = gm.forget_message(f"{o}/m1")
         assert first.removed.get("messages") == 1
         assert gm.forget_message(f"{o}/m1").already_forgotten
-        with pytest.raises(NotFound):
+        with pytest.raises(NotFoundError):
             gm.get_message(f"{o}/m1")
         gm.add_messages([msg(9, o, "later", "one more thing", id=f"{o}/later")])
         assert [(s.session_id, s.message_count) for s in gm.sessions(o)] == [
@@ -192,33 +192,33 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
 def test_error_answers_of_the_real_server(server: str) -> None:
     o = new_owner()
     with GraphMem(server, api_key=KEY) as gm:
-        with pytest.raises(NotFound) as missing:
+        with pytest.raises(NotFoundError) as missing:
             gm.get_message("no-such-message")
         assert missing.value.status == 404 and missing.value.body is not None
 
         gm.add_messages([msg(0, o, id=f"{o}-x")])
-        with pytest.raises(Conflict) as conflict:
+        with pytest.raises(ConflictError) as conflict:
             gm.add_messages([msg(0, o, "s1", "other text", id=f"{o}-x")])
         assert conflict.value.status == 409
 
-        with pytest.raises(InvalidInput) as bad:  # valid for the model, refused by the server
+        with pytest.raises(InvalidInputError) as bad:  # valid for the model, refused by the server
             gm.usage(since=date(2024, 2, 1), until=date(2024, 1, 1))
         assert bad.value.status == 422 and bad.value.field == "until"
 
-        with pytest.raises(TooLarge) as big:
+        with pytest.raises(TooLargeError) as big:
             gm.add_messages([msg(i, o, text="word " * 10_000) for i in range(5)])
         assert big.value.status == 413 and big.value.field == "body"
         assert gm.delete_owner(o).messages == 1
 
-    with GraphMem(server, api_key="wrong") as anon, pytest.raises(Unauthorized) as who:
+    with GraphMem(server, api_key="wrong") as anon, pytest.raises(AuthenticationError) as who:
         anon.jobs()
     assert who.value.status == 401
 
     with GraphMem(server, api_key=READER) as reader:
-        with pytest.raises(Forbidden) as other:
+        with pytest.raises(PermissionDeniedError) as other:
             reader.search("anything", owner=o)
         assert other.value.status == 403 and other.value.field == "owner"
-        with pytest.raises(Forbidden) as writing:
+        with pytest.raises(PermissionDeniedError) as writing:
             reader.add_messages([msg(0, "reader-owner")])
         assert writing.value.field is None and "read-only" in writing.value.detail
         assert reader.search("anything", owner="reader-owner").hits == []
@@ -243,7 +243,7 @@ def test_the_async_client(server: str) -> None:
             results = await asyncio.gather(
                 gm.search("garden", owner=o, k=2), gm.search("piano", owner=o, k=1),
                 gm.context("the harbour", owner=o))
-            with pytest.raises(NotFound):
+            with pytest.raises(NotFoundError):
                 await gm.get_message("missing")
             exported = [r.id async for r in gm.export_all(o, limit=2) if r.kind == "message"]
             assert exported == sorted(report.ids)

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from graphmem import cypher as named
 from graphmem.cli import app
 from graphmem.errors import Conflict
-from graphmem.export import KINDS, LEFT_OUT
 from graphmem.facts.models import ObservationIn, ProfileOp
+from graphmem.lifecycle.export import KINDS, LEFT_OUT
 from graphmem.models import MessageIn
 from graphmem.service import Memory
 

@@ -19,10 +19,10 @@ from graphmem.formation.run import Former
 from graphmem.jobs import JobQueue
 from graphmem.llm.client import LLMClient, LLMSettings
 from graphmem.llm.usage import tenant_sink
+from graphmem.ops.worker import Worker
 from graphmem.service import Memory
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.usage import UsageStore
-from graphmem.worker import Worker
 from tests.integration.conftest import auth
 from tests.integration.helpers import owner
 from tests.integration.test_formation import BAKING, HIKING, ingest

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from graphmem.config import key_id
 from graphmem.errors import TooLarge
 from graphmem.facts.models import FactWrite, ObservationIn
-from graphmem.forget import id_hash, session_key
+from graphmem.lifecycle.forget import id_hash, session_key
 from graphmem.service import Memory
 from graphmem.store.forget import ForgetStore
 from tests.integration.conftest import auth

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.errors import TooLarge
-from graphmem.forget import id_hash
+from graphmem.lifecycle.forget import id_hash
 from graphmem.models import ForgetMessages, MessageIn
 from graphmem.service import Memory
 from graphmem.store.forget import ForgetStore

@@ -20,15 +20,15 @@ import pytest
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
-from graphmem import worker as jobs_worker
 from graphmem.cli import app as cli
 from graphmem.config import Settings
 from graphmem.errors import Conflict
 from graphmem.jobs import Job, JobQueue
 from graphmem.llm import LLMClient, LLMSettings
+from graphmem.ops import worker as jobs_worker
+from graphmem.ops.worker import Worker, run_workers
 from graphmem.service import Memory
 from graphmem.store import Store
-from graphmem.worker import Worker, run_workers
 from tests.integration.helpers import msg, owner
 from tests.integration.job_handlers import (
     client,

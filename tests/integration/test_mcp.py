@@ -30,8 +30,8 @@ from graphmem.config import Settings, hash_api_key
 from graphmem.facts.models import ObservationIn
 from graphmem.models import MessageIn
 from graphmem.operations import WRITE_TOOLS
+from graphmem.ops.worker import Worker
 from graphmem.service import Memory
-from graphmem.worker import Worker
 from tests.integration.conftest import KEYS
 from tests.integration.helpers import msg, owner
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from graphmem.metadata import condition, matches
-from graphmem.metadata import pairs as pairs_of
-from graphmem.metadata import tokens as tokens_of
+from graphmem.messages.metadata import condition, matches
+from graphmem.messages.metadata import pairs as pairs_of
+from graphmem.messages.metadata import tokens as tokens_of
 from graphmem.models import ContextRequest, MessageIn, SearchRequest
 from graphmem.service import Memory
 from graphmem.store import Filters

@@ -224,7 +224,7 @@ def test_traces_for_requests_ingest_and_search(
     assert server.attributes["http.response.status_code"] == 201
     assert server.attributes["http.route"] == "/v1/messages"
     assert len(str(server.attributes["graphmem.request_id"])) == 32
-    ingest = by_name["graphmem.ingest"]
+    ingest = by_name["graphmem.messages.ingest"]
     assert ingest.parent is not None
     assert ingest.context.trace_id == server.context.trace_id  # under the request's span
     assert ingest.attributes is not None and ingest.attributes["graphmem.created"] == 1

@@ -10,11 +10,11 @@ from fastapi.testclient import TestClient
 
 from graphmem.config import Settings
 from graphmem.jobs import JobQueue
+from graphmem.ops.worker import Worker
 from graphmem.procedural.models import SkillSearch, TraceIn
 from graphmem.service import Memory
 from graphmem.store import Store
 from graphmem.store.procedural import FORM_SKILLS, FORM_TRACE
-from graphmem.worker import Worker
 
 from .conftest import auth
 from .helpers import owner as new_owner

@@ -16,8 +16,8 @@ from graphmem.cli import app
 from graphmem.documents.models import DocumentIn
 from graphmem.errors import SchemaMismatch
 from graphmem.models import MessageIn
+from graphmem.ops.reembed import reembed
 from graphmem.procedural.models import TraceIn
-from graphmem.reembed import reembed
 from graphmem.service import Memory
 from tests.integration.helpers import msg, owner
 from tests.integration.test_procedural import drain, run

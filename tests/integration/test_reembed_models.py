@@ -16,7 +16,7 @@ from graphmem.config import Settings
 from graphmem.embedders.onnx import MODELS, OnnxEmbedder
 from graphmem.errors import SchemaMismatch
 from graphmem.models import MessageIn, SearchRequest
-from graphmem.reembed import reembed
+from graphmem.ops.reembed import reembed
 from graphmem.service import Memory
 from tests.integration.helpers import msg, owner
 

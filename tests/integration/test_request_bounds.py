@@ -114,7 +114,7 @@ def test_passage_units_store_a_chat_turn_as_one_unit(memory: Memory, tenant: str
                                                      cypher: Any) -> None:
     """With embedding_unit=passage a turn of several sentences is one vector, found by search
     like any other."""
-    from graphmem.ingest import Ingestor
+    from graphmem.messages.ingest import Ingestor
 
     who = owner()
     turn = "We walked along the river. Lisbon was sunny! We might move there next spring."

@@ -1,4 +1,4 @@
-"""Slow and greedy clients against the real server (`graphmem.http_server` under uvicorn, on a
+"""Slow and greedy clients against the real server (`graphmem.ops.http_server` under uvicorn, on a
 loopback port), with limits small enough to watch them act within seconds: a header block that
 never ends, headers a line at a time, a body that stalls or trickles, a header block too large,
 and more connections than the cap. Each is cut off in time (408, 431, 503 or a plain close) and

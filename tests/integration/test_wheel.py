@@ -138,7 +138,7 @@ CONSUMER = textwrap.dedent("""\
     import asyncio
     from datetime import UTC, datetime
 
-    from graphmem.client import AsyncGraphMem, GraphMem, InvalidInput
+    from graphmem.client import AsyncGraphMem, GraphMem, InvalidInputError
     from graphmem.wire import ContextResult, SearchRequest, SearchResult
 
 
@@ -147,7 +147,7 @@ CONSUMER = textwrap.dedent("""\
             found: SearchResult = gm.search(
                 "where does alice live?", owner, k=5, method="rrf",
                 time_from=datetime(2026, 1, 1, tzinfo=UTC), metadata={"channel": "chat"})
-        except InvalidInput as exc:
+        except InvalidInputError as exc:
             field: str | None = exc.field
             return [f"{field}: {exc.detail}"]
         return [hit.text for hit in found.hits]

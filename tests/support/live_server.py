@@ -1,6 +1,7 @@
 """`serve(app)`: the app under a real uvicorn server on a free loopback port, in a background
 thread, for tests that need real HTTP (keep-alive connections, chunked bodies, a fuzzer); with
-``settings``, the server `graphmem serve` runs (`graphmem.http_server`: its connection limits)."""
+``settings``, the server `graphmem serve` runs (`graphmem.ops.http_server`: its connection
+limits)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import uvicorn
 
 from graphmem.config import Settings
-from graphmem.http_server import server_config
+from graphmem.ops.http_server import server_config
 
 
 def free_port() -> int:

@@ -168,9 +168,10 @@ def test_document_on_a_minimal_schema() -> None:
     thing = out["paths"]["/v1/things/{id}"]["get"]
     assert thing["security"] == [{"bearer": []}, {}]  # anonymous allowed: the key is optional
     assert thing["parameters"] == [{"name": "id", "in": "path"}]
-    assert sorted(thing["responses"]) == ["200", "401", "403", "404", "422", "429", "500",
-                                          "503"]
-    assert sorted(out["paths"]["/healthz"]["get"]["responses"]) == ["200", "500", "503"]
+    assert sorted(thing["responses"]) == ["200", "401", "403", "404", "408", "422", "429",
+                                          "431", "500", "503"]
+    assert sorted(out["paths"]["/healthz"]["get"]["responses"]) == ["200", "408", "431", "500",
+                                                                    "503"]
     assert "security" not in out["paths"]["/healthz"]["get"]
     assert sorted(out["components"]["schemas"]) == ["Problem"]
 
@@ -195,7 +196,7 @@ def test_a_501_is_logged_as_a_refusal_not_an_error(error: str, level: str,
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    from graphmem.answer import ReaderNotConfigured
+    from graphmem.answer.reader import ReaderNotConfigured
     from graphmem.api.problems import install
     from graphmem.errors import SchemaMismatch
 

@@ -1,6 +1,6 @@
 """The Python client without a server: httpx.MockTransport plays the API. Error answers become
 typed exceptions, retries follow the policy (what, how often, how long), timeouts raise
-`Timeout`, bad input is refused before sending, and the sync and async clients match."""
+`TransportTimeout`, bad input is refused before sending, and the sync and async clients match."""
 
 from __future__ import annotations
 
@@ -18,19 +18,19 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from graphmem.client import (
+    APIError,
     AsyncGraphMem,
-    Conflict,
+    AuthenticationError,
+    ConflictError,
     GraphMem,
-    GraphMemError,
-    InvalidInput,
-    NotFound,
-    RateLimited,
+    InvalidInputError,
+    NotFoundError,
+    RateLimitError,
     ServerError,
-    Timeout,
-    TooLarge,
+    TooLargeError,
     TransportError,
-    Unauthorized,
-    Unavailable,
+    TransportTimeout,
+    UnavailableError,
     calls,
 )
 from graphmem.client.base import Retry
@@ -72,11 +72,11 @@ class Script:
 
 
 @pytest.mark.parametrize(("status", "cls"), [
-    (400, InvalidInput), (401, Unauthorized), (404, NotFound), (409, Conflict),
-    (413, TooLarge), (422, InvalidInput), (429, RateLimited), (500, ServerError),
-    (503, Unavailable), (405, GraphMemError),
+    (400, InvalidInputError), (401, AuthenticationError), (404, NotFoundError),
+    (409, ConflictError), (413, TooLargeError), (422, InvalidInputError),
+    (429, RateLimitError), (500, ServerError), (503, UnavailableError), (405, APIError),
 ])
-def test_error_answers_become_typed_exceptions(status: int, cls: type[GraphMemError]) -> None:
+def test_error_answers_become_typed_exceptions(status: int, cls: type[APIError]) -> None:
     with client(Script(problem(status)), retries=0) as gm, pytest.raises(cls) as info:
         gm.get_message("m1")
     assert type(info.value) is cls
@@ -88,14 +88,14 @@ def test_invalid_input_names_the_field() -> None:
     errors = [{"field": "messages[0].timestamp", "problem": "needs a timezone offset"}]
     answer = problem(422, "messages[0].timestamp: needs...", field=errors[0]["field"],
                      errors=errors)
-    with client(Script(answer)) as gm, pytest.raises(InvalidInput) as info:
+    with client(Script(answer)) as gm, pytest.raises(InvalidInputError) as info:
         gm.add_messages([MESSAGE])
     assert info.value.field == "messages[0].timestamp"
     assert info.value.errors[0].problem == "needs a timezone offset"
     too_large = problem(413, "too much", field="messages")
-    with client(Script(too_large)) as gm, pytest.raises(InvalidInput) as big:
+    with client(Script(too_large)) as gm, pytest.raises(InvalidInputError) as big:
         gm.add_messages([MESSAGE])
-    assert isinstance(big.value, TooLarge) and big.value.field == "messages"
+    assert isinstance(big.value, TooLargeError) and big.value.field == "messages"
 
 
 def test_an_error_without_a_problem_body_keeps_its_text() -> None:
@@ -109,11 +109,11 @@ def test_an_error_without_a_problem_body_keeps_its_text() -> None:
 def test_bad_input_is_refused_before_sending() -> None:
     script = Script(httpx.Response(201, json=REPORT))
     naive = {**MESSAGE, "timestamp": "2026-03-12T14:05:00"}
-    with client(script) as gm, pytest.raises(InvalidInput) as info:
+    with client(script) as gm, pytest.raises(InvalidInputError) as info:
         gm.add_messages([MESSAGE, naive])
     assert info.value.field == "messages[1].timestamp" and "offset" in info.value.detail
     assert info.value.status == 422 and script.requests == []
-    with client(script) as gm, pytest.raises(InvalidInput) as info:
+    with client(script) as gm, pytest.raises(InvalidInputError) as info:
         gm.search("q", owner="alice", k=0)
     assert info.value.field == "k"
 
@@ -198,12 +198,12 @@ def test_a_503_is_retried_for_safe_requests_then_raised() -> None:
     assert len(script.requests) == 3
 
     script = Script(problem(503))
-    with client(script, retries=2) as gm, pytest.raises(Unavailable):
+    with client(script, retries=2) as gm, pytest.raises(UnavailableError):
         gm.search("q", owner="alice")
     assert len(script.requests) == 3
 
     script = Script(problem(503))
-    with client(script, retries=2) as gm, pytest.raises(Unavailable):
+    with client(script, retries=2) as gm, pytest.raises(UnavailableError):
         gm.add_observations([{"owner": "o", "subject": "s", "type": "t", "content": "c"}])
     assert len(script.requests) == 1  # not idempotent: sent once
 
@@ -213,7 +213,7 @@ def test_a_429_is_retried_for_any_request_after_retry_after() -> None:
     with client(script, retries=2) as gm:  # not idempotent, but the server did nothing
         gm.add_observations([{"owner": "o", "subject": "s", "type": "t", "content": "c"}])
     assert len(script.requests) == 2
-    with client(Script(problem(429)), retries=1) as gm, pytest.raises(RateLimited) as info:
+    with client(Script(problem(429)), retries=1) as gm, pytest.raises(RateLimitError) as info:
         gm.search("q", owner="alice")
     assert info.value.retry_after == 2.0
 
@@ -227,7 +227,7 @@ def test_connection_errors_are_retried_lost_answers_only_when_safe() -> None:
 
     lost = httpx.ReadTimeout("slow")
     script = Script(lost, httpx.Response(201, json=[]))
-    with client(script) as gm, pytest.raises(Timeout):
+    with client(script) as gm, pytest.raises(TransportTimeout):
         gm.profile_ops([{"op": "NOOP", "owner": "o", "key": "k"}])
     assert len(script.requests) == 1  # it may have been applied: not sent again
 
@@ -239,7 +239,7 @@ def test_connection_errors_are_retried_lost_answers_only_when_safe() -> None:
     script = Script(refused)
     with client(script, retries=3) as gm, pytest.raises(TransportError) as info:
         gm.health()
-    assert len(script.requests) == 4 and not isinstance(info.value, Timeout)
+    assert len(script.requests) == 4 and not isinstance(info.value, TransportTimeout)
     assert info.value.status is None and isinstance(info.value.__cause__, httpx.ConnectError)
 
 
@@ -255,7 +255,7 @@ def test_backoff_doubles_honours_retry_after_and_is_capped(
     assert 0.8 <= waits[0] <= 1.2 and 1.6 <= waits[1] <= 2.4 and waits[2] == 3.0
     waits.clear()
     with client(Script(problem(503)), retries=1, backoff=0.1, max_backoff=30) as gm, \
-            pytest.raises(Unavailable) as info:
+            pytest.raises(UnavailableError) as info:
         gm.health()
     assert waits == [5.0] and info.value.retry_after == 5.0  # the server's Retry-After
 
@@ -280,7 +280,7 @@ def test_a_server_that_never_answers_times_out() -> None:
         port = listener.getsockname()[1]
         started = time.monotonic()
         with GraphMem(f"http://127.0.0.1:{port}", timeout=0.3, retries=1, backoff=0.0) as gm, \
-                pytest.raises(Timeout):
+                pytest.raises(TransportTimeout):
             gm.get_message("m1")  # safe: tried twice
         assert 0.5 <= time.monotonic() - started < 5
 
@@ -294,7 +294,7 @@ def test_async_client_retries_and_maps_errors() -> None:
                                  max_backoff=0.0) as gm:
             assert (await gm.add_messages([MESSAGE])).created == 1
             script.answers = [problem(404)]
-            with pytest.raises(NotFound):
+            with pytest.raises(NotFoundError):
                 await gm.get_message("nope")
 
     asyncio.run(main())
@@ -367,15 +367,15 @@ def test_every_public_method_has_a_docstring(cls: type) -> None:
 def test_query_keywords_send_what_is_given_and_only_that() -> None:
     script = Script(problem(404))  # only what is sent matters here
     with client(script) as gm:
-        with pytest.raises(NotFound):
+        with pytest.raises(NotFoundError):
             gm.search("q", "alice", k=3, method="rrf", expand={"before": 0, "after": 1},
                       time_from=datetime(2026, 1, 1, tzinfo=UTC),
                       time_to="2026-02-01T00:00:00Z")
-        with pytest.raises(NotFound):
+        with pytest.raises(NotFoundError):
             gm.search(SearchRequest(query="q", owner="alice", trace=True))
         with pytest.raises(TypeError, match="either"):
             gm.search(SearchRequest(query="q", owner="alice"), k=3)
-        with pytest.raises(InvalidInput) as info:
+        with pytest.raises(InvalidInputError) as info:
             gm.context("q", "alice", units=["message", "nope"])  # type: ignore[list-item]
         assert info.value.field == "units[1]"
     first, second = (json.loads(r.content) for r in script.requests)
@@ -384,7 +384,7 @@ def test_query_keywords_send_what_is_given_and_only_that() -> None:
                      "time_to": "2026-02-01T00:00:00Z"}
     assert second == {"query": "q", "owner": "alice", "trace": True}
     script = Script(problem(404))
-    with client(script) as gm, pytest.raises(NotFound):
+    with client(script) as gm, pytest.raises(NotFoundError):
         gm.search_skills("q", "alice", units="cases", cases_per_skill=0)
     assert json.loads(script.requests[0].content) == {"query": "q", "owner": "alice",
                                                       "units": "cases", "cases_per_skill": 0}

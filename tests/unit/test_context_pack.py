@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from graphmem.answer import ReaderReply, citations, reply_schema, sources
+from graphmem.answer.reader import ReaderReply, citations, reply_schema, sources
 from graphmem.models import (
     ContextItem,
     ContextRequest,

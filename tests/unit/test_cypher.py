@@ -30,6 +30,8 @@ CROSS_TENANT = {
     "queries/reembed/windows_pending.cypher": "re-embedding moves the whole database",
     "queries/reembed/cases_pending.cypher": "re-embedding moves the whole database",
     "queries/reembed/skills_from_cases.cypher": "re-embedding moves the whole database",
+    "queries/reembed/chunks_pending.cypher": "re-embedding moves the whole database",
+    "queries/reembed/topics_from_chunks.cypher": "re-embedding moves the whole database",
     "queries/reembed/write.cypher": "re-embedding writes the vectors of nodes it read by elementId",
     "queries/reembed/write.vectors.cypher": "write.cypher, its vectors sent as vector values",
     "queries/scope/pending_owners.cypher": "the fulltext scope migration covers the whole database",

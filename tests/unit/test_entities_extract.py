@@ -8,7 +8,6 @@ from datetime import UTC, date, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem import temporal
 from graphmem.entities.extract import (
     Mention,
     date_names,
@@ -21,6 +20,7 @@ from graphmem.entities.extract import (
     singular,
     topics,
 )
+from graphmem.messages import temporal
 
 
 def test_normal_form_folds_case_possessives_and_punctuation() -> None:

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem import export, restore
 from graphmem.errors import InvalidInput
-from graphmem.export import KINDS, ExportKind, ExportRecord
+from graphmem.lifecycle import export, restore
+from graphmem.lifecycle.export import KINDS, ExportKind, ExportRecord
 from graphmem.models import MessageIn
 from graphmem.procedural.models import TraceIn
 from graphmem.procedural.steps import trace_steps

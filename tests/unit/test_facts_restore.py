@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.export import ExportRecord
 from graphmem.facts.restore import RestoredFact, facts_of, restore_batches
+from graphmem.lifecycle.export import ExportRecord
 
 
 def _fact(id_: str, content: str | None, links: list[dict[str, object]]) -> ExportRecord:

@@ -1,4 +1,4 @@
-"""`graphmem.http_server` without a socket: the uvicorn configuration every way of serving uses
+"""`graphmem.ops.http_server` without a socket: the uvicorn configuration every way of serving uses
 carries the settings' limits (to worker processes too), and the open-file limit is fitted to the
 connection cap. The limits at work over real connections: tests/integration/test_slow_clients.py.
 """
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from graphmem import http_server
 from graphmem.config import Settings
-from graphmem.http_server import ConnectionLimits, LimitedHttp, server_config
+from graphmem.ops import http_server
+from graphmem.ops.http_server import ConnectionLimits, LimitedHttp, server_config
 
 
 def test_the_settings_limits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,5 @@
-"""Unit tests of graphmem.ingest: sentence and passage units, derived ids, batch preparation and
-the per-batch budget. Pure."""
+"""Unit tests of graphmem.messages.ingest: sentence and passage units, derived ids, batch
+preparation and the per-batch budget. Pure."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from graphmem.config import Settings
 from graphmem.embeddings import WINDOW_FALLBACK, token_counts
 from graphmem.errors import Conflict, InvalidInput, TooLarge
-from graphmem.ingest import (
+from graphmem.messages.ingest import (
     PASSAGE_WORDS,
     check_tokens,
     derived_id,

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from graphmem import cypher
 from graphmem.config import Settings
 from graphmem.jobs import Job, backoff_s, describe
+from graphmem.ops.worker import DEFAULT_HANDLERS, FormationNotInstalled, PermanentJobError, Worker
 from graphmem.store.jobs import FORM_SESSION, NewJob, form_session_jobs, job_key, job_key_parts
-from graphmem.worker import DEFAULT_HANDLERS, FormationNotInstalled, PermanentJobError, Worker
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

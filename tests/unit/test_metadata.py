@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from graphmem import metadata
 from graphmem.cli.memory import metadata_filter
+from graphmem.messages import metadata
 from graphmem.models import ContextRequest, SearchRequest
 from graphmem.retrieval.search import matching_windows
 from graphmem.store import Windows

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from graphmem import cypher, metrics, neo4j_server
+from graphmem import cypher, metrics
 from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
+from graphmem.ops import neo4j_server
 from graphmem.store.core import (
     VECTOR_INDEXES,
     declared_properties,

@@ -1,4 +1,5 @@
-"""Unit tests of graphmem.temporal: time expressions resolved against the message timestamp."""
+"""Unit tests of graphmem.messages.temporal: time expressions resolved against the
+message timestamp."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem import temporal
-from graphmem.temporal import (
+from graphmem.messages import temporal
+from graphmem.messages.temporal import (
     TimeExpression,
     annotate,
     event_dates,

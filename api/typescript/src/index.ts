@@ -3,7 +3,7 @@
  *
  * The body types come from the server's OpenAPI document (`npm run generate` writes
  * `src/schema.d.ts` with openapi-typescript), so they are the server's own models. Every error
- * answer (`application/problem+json`) is thrown as a typed `GraphMemError` subclass; a request
+ * answer (`application/problem+json`) is thrown as a typed `APIError` subclass; a request
  * that gets no answer throws `TransportError`. Reads, message and trace batches (idempotent by
  * id) and searches are retried on 503 and on network errors, with exponential backoff; any
  * request is retried on 429 (the key's rate spent: nothing was done), after its Retry-After.
@@ -72,7 +72,7 @@ export type CaseDetail = Schemas["CaseDetail"];
 export type Problem = Schemas["Problem"];
 
 /** Any error: `status` (undefined when there was no answer), `title`, `detail`, `body`. */
-export class GraphMemError extends Error {
+export class APIError extends Error {
   readonly status: number | undefined;
   readonly title: string;
   readonly detail: string;
@@ -94,26 +94,27 @@ export class GraphMemError extends Error {
   }
 }
 /** 400 / 422: `field` names the input, `body.errors` lists each. */
-export class InvalidInput extends GraphMemError {}
+export class InvalidInputError extends APIError {}
 /** 413: more than one request may carry or cost. */
-export class TooLarge extends InvalidInput {}
-export class Unauthorized extends GraphMemError {}
+export class TooLargeError extends InvalidInputError {}
+export class AuthenticationError extends APIError {}
 /** 403: the key may not do this (another owner, a write with a read-only key, a call spanning
  * the tenant with a key for some owners). */
-export class Forbidden extends GraphMemError {}
-export class NotFound extends GraphMemError {}
-export class Conflict extends GraphMemError {}
+export class PermissionDeniedError extends APIError {}
+export class NotFoundError extends APIError {}
+export class ConflictError extends APIError {}
 /** 429: the key's rate was spent (after the client's retries); nothing was done. */
-export class RateLimited extends GraphMemError {}
+export class RateLimitError extends APIError {}
 /** 503: the server cannot reach Neo4j; retry later. */
-export class Unavailable extends GraphMemError {}
-export class ServerError extends GraphMemError {}
+export class UnavailableError extends APIError {}
+export class ServerError extends APIError {}
 /** No answer: the connection failed or timed out. */
-export class TransportError extends GraphMemError {}
+export class TransportError extends APIError {}
 
-const BY_STATUS: Record<number, typeof GraphMemError> = {
-  400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
-  413: TooLarge, 422: InvalidInput, 429: RateLimited, 503: Unavailable,
+const BY_STATUS: Record<number, typeof APIError> = {
+  400: InvalidInputError, 401: AuthenticationError, 403: PermissionDeniedError,
+  404: NotFoundError, 409: ConflictError,
+  413: TooLargeError, 422: InvalidInputError, 429: RateLimitError, 503: UnavailableError,
 };
 
 export interface GraphMemOptions {
@@ -278,7 +279,7 @@ export class GraphMem {
   job(jobId: string): Promise<Job> {
     return this.send({ method: "GET", path: `/v1/jobs/${id(jobId)}`, retry: true });
   }
-  /** A failed or done job back to pending; 409 (`Conflict`) while pending or running. */
+  /** A failed or done job back to pending; 409 (`ConflictError`) while pending or running. */
   rerunJob(jobId: string): Promise<Job> {
     return this.send({ method: "POST", path: `/v1/jobs/${id(jobId)}/rerun`, retry: false });
   }
@@ -329,7 +330,7 @@ export class GraphMem {
   health(): Promise<Record<string, unknown>> {
     return this.send({ method: "GET", path: "/healthz", retry: true });
   }
-  /** `Unavailable` naming what is missing until the server is ready. */
+  /** `UnavailableError` naming what is missing until the server is ready. */
   ready(): Promise<Record<string, unknown>> {
     return this.send({ method: "GET", path: "/readyz", retry: true });
   }
@@ -375,8 +376,8 @@ export class GraphMem {
   }
 }
 
-async function errorOf(response: Response): Promise<GraphMemError> {
-  const Cls = BY_STATUS[response.status] ?? (response.status >= 500 ? ServerError : GraphMemError);
+async function errorOf(response: Response): Promise<APIError> {
+  const Cls = BY_STATUS[response.status] ?? (response.status >= 500 ? ServerError : APIError);
   const text = await response.text();
   let body: Problem | undefined;
   try {

@@ -4,7 +4,7 @@
  * page by page, forgets a session and the messages with some metadata,
  * and meets a 404 and a 422. Prints what it saw as one JSON line.
  */
-import { GraphMem, InvalidInput, NotFound, type MessageIn } from "../src/index.js";
+import { GraphMem, InvalidInputError, NotFoundError, type MessageIn } from "../src/index.js";
 
 const owner = process.env.GRAPHMEM_OWNER ?? "ts-smoke";
 const gm = new GraphMem({ baseUrl: process.env.GRAPHMEM_URL, apiKey: process.env.GRAPHMEM_API_KEY,
@@ -30,13 +30,13 @@ let notFound: unknown = null;
 try {
   await gm.getMessage(`${owner}/missing`);
 } catch (err) {
-  if (err instanceof NotFound) notFound = { status: err.status, title: err.title };
+  if (err instanceof NotFoundError) notFound = { status: err.status, title: err.title };
 }
 let invalid: unknown = null;
 try {
   await gm.addMessages([{ ...turn(9, "no offset"), timestamp: "2024-05-08T13:59:00" }]);
 } catch (err) {
-  if (err instanceof InvalidInput) invalid = { status: err.status, field: err.field };
+  if (err instanceof InvalidInputError) invalid = { status: err.status, field: err.field };
 }
 await gm.addMessages([{ ...turn(3, "Please forget this aside."), session_id: "aside" }]);
 const sessions = await gm.sessions(owner);

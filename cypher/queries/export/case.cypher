@@ -1,5 +1,5 @@
 // Purpose: a page of an owner's cases for the export of an owner (GET /v1/owners/{owner}/export):
-//   every stored property (graphmem/export.py leaves out what only serves the indexes and the
+//   every stored property (graphmem/lifecycle/export.py leaves out what only serves the indexes and the
 //   Browser) and its links: IN_CLUSTER (its cluster), SUPPORTED_BY and CONTRADICTED_BY (in, from the skill versions it supports or counts against).
 //   Keyset paging: the (tenant, owner, id) index is read from $after on, in id order, and the
 //   read stops after $limit cases (a page costs its own size).

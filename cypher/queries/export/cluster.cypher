@@ -1,5 +1,5 @@
 // Purpose: a page of an owner's clusters of cases for the export of an owner (GET /v1/owners/{owner}/export):
-//   every stored property (graphmem/export.py leaves out what only serves the indexes and the
+//   every stored property (graphmem/lifecycle/export.py leaves out what only serves the indexes and the
 //   Browser) and no links (its cases name it: IN_CLUSTER, on each case).
 //   Keyset paging: the (tenant, owner, id) index is read from $after on, in id order, and the
 //   read stops after $limit clusters of cases (a page costs its own size).

@@ -1,5 +1,5 @@
 // Purpose: a page of an owner's entities (the names its messages mention) for the export of an
-//   owner (GET /v1/owners/{owner}/export): every stored property (graphmem/export.py leaves out
+//   owner (GET /v1/owners/{owner}/export): every stored property (graphmem/lifecycle/export.py leaves out
 //   what only serves the Browser), no links (the messages name them: MENTIONS, on each message).
 //   An entity's id is its name. Keyset paging: the entity key constraint's index (tenant, owner,
 //   name) is read from $after on, in name order, and the read stops after $limit entities.

@@ -1,5 +1,5 @@
 // Purpose: a page of an owner's facts (every version: history included) for the export of an owner (GET /v1/owners/{owner}/export):
-//   every stored property (graphmem/export.py leaves out what only serves the indexes and the
+//   every stored property (graphmem/lifecycle/export.py leaves out what only serves the indexes and the
 //   Browser) and its links: SUPPORTED_BY (its sources: messages, episodes, facts), SUPERSEDES (the version it revised, with reason and source).
 //   Keyset paging: the (tenant, owner, id) index is read from $after on, in id order, and the
 //   read stops after $limit facts (every version: history included) (a page costs its own size).

@@ -1,5 +1,5 @@
 // Purpose: a page of an owner's messages for the export of an owner (GET /v1/owners/{owner}/export):
-//   every stored property (graphmem/export.py leaves out what only serves the indexes and the
+//   every stored property (graphmem/lifecycle/export.py leaves out what only serves the indexes and the
 //   Browser) and its links: NEXT (the following turn), MENTIONS (the entities it names).
 //   Keyset paging: the (tenant, owner, id) index is read from $after on, in id order, and the
 //   read stops after $limit messages (a page costs its own size).

@@ -1,5 +1,5 @@
 // Purpose: a page of an owner's skills (every version) for the export of an owner (GET /v1/owners/{owner}/export):
-//   every stored property (graphmem/export.py leaves out what only serves the indexes and the
+//   every stored property (graphmem/lifecycle/export.py leaves out what only serves the indexes and the
 //   Browser) and its links: SUPERSEDES (the version it revised, with reason and sources; its cases name it: SUPPORTED_BY and CONTRADICTED_BY, on each case).
 //   Keyset paging: the (tenant, owner, id) index is read from $after on, in id order, and the
 //   read stops after $limit skills (every version) (a page costs its own size).

@@ -1,5 +1,5 @@
 // Purpose: a page of an owner's trace steps for the export of an owner (GET /v1/owners/{owner}/export):
-//   every stored property (graphmem/export.py leaves out what only serves the indexes and the
+//   every stored property (graphmem/lifecycle/export.py leaves out what only serves the indexes and the
 //   Browser) and its links: HAS_STEP (in, from its trace), DERIVED_FROM (in, from the case made of it), NEXT (the following step).
 //   Keyset paging: the (tenant, owner, id) index is read from $after on, in id order, and the
 //   read stops after $limit trace steps (a page costs its own size).

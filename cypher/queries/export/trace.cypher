@@ -1,5 +1,5 @@
 // Purpose: a page of an owner's agent runs (traces) for the export of an owner (GET /v1/owners/{owner}/export):
-//   every stored property (graphmem/export.py leaves out what only serves the indexes and the
+//   every stored property (graphmem/lifecycle/export.py leaves out what only serves the indexes and the
 //   Browser) and no links (its steps name it: HAS_STEP, on each step).
 //   Keyset paging: the (tenant, owner, id) index is read from $after on, in id order, and the
 //   read stops after $limit agent runs (traces) (a page costs its own size).

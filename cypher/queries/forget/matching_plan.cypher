@@ -3,7 +3,7 @@
 //   node, as ingest's relinking does, and the formation lock, as formation does, as
 //   message_plan.cypher takes them for one message), and list the episodes derived from them.
 // Parameters: $tenant, $owner, $now, $limit, $session_id, $time_from, $time_to, $metadata
-//   (nullable filters; $metadata as graphmem/metadata.py encodes it)
+//   (nullable filters; $metadata as graphmem/messages/metadata.py encodes it)
 // Columns: messages (ids, in event time), sessions (the session ids they belong to), episodes
 //   (ids of the episodes DERIVED_FROM them); one row, empty lists when none match
 CALL () {

@@ -1,5 +1,5 @@
 // Purpose: set the encoded metadata pairs of messages and their metadata index tokens
-//   (graphmem/metadata.py), and copy the pairs to their sentence units, which the vector lists
+//   (graphmem/messages/metadata.py), and copy the pairs to their sentence units, which the vector lists
 //   filter. Every tenant: a migration.
 // Parameters: $rows: list of {tenant, id, pairs (list of strings), tokens (string)}
 // Columns: messages (how many were set)

@@ -1,5 +1,5 @@
 // Purpose: messages stored with metadata before metadata filters existed: their metadata as
-//   sent, for the migration to encode (graphmem/metadata.py). Every tenant: a migration. Messages
+//   sent, for the migration to encode (graphmem/messages/metadata.py). Every tenant: a migration. Messages
 //   without metadata need nothing (no filter matches them either way).
 // Parameters: none
 // Columns: tenant, owner, id, metadata_json

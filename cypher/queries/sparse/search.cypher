@@ -4,7 +4,7 @@
 //   owner are checked again after the index. Example $query: 'p17022^1.712 p3899^1.204'.
 // Parameters: $tenant, $owner, $scope (graphmem/store/scope.py), $query, $fetch, $k (hits kept),
 //   $session_id, $time_from, $time_to, $metadata (nullable; a
-//   metadata filter, graphmem/metadata.py)
+//   metadata filter, graphmem/messages/metadata.py)
 // Columns: fetched (index hits read before filtering), hits (list of {id, score}, best first,
 //   at most $k)
 CALL db.index.fulltext.queryNodes('message_sparse',

@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 from graphmem.errors import NotFound
-from graphmem.metadata import condition
+from graphmem.messages.metadata import condition
 from graphmem.models import ForgetKind as Kind
 from graphmem.models import ForgetMessages
 from graphmem.models import ForgetReport as ForgetReport  # its home before the wire models

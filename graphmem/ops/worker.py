@@ -28,7 +28,7 @@ from graphmem.service import Memory
 from graphmem.store.documents import BUILD_TOPICS, EMBED_DOCUMENT
 
 Handler = Callable[[Memory, Job], Mapping[str, Any] | None]
-log = logging.getLogger("graphmem.worker")
+log = logging.getLogger("graphmem.ops.worker")
 PRUNE_EVERY_S = 600.0
 
 

@@ -3,7 +3,7 @@ read back (data portability, a copy before forgetting, moving between databases)
 owns the wire models of the export, the order of its kinds, its cursor, and the turning of a
 stored node into a record (`record`), and the walk of one page through the kinds (`page`, given
 a reader); pure, no I/O. The reads are `graphmem.store.export`; the way back, an export stored
-again, is `graphmem.restore` (messages and runs) and `graphmem.facts.restore` (facts).
+again, is `graphmem.lifecycle.restore` (messages and runs) and `graphmem.facts.restore` (facts).
 
 A record is one stored node of the owner: its ``kind``, its ``id`` (an entity's is its name),
 its stored ``properties`` and its ``links`` to other records (relationship type, direction,

@@ -1,6 +1,6 @@
-"""An owner's export (`graphmem.export`) stored again: the requests that store its messages
-and agent runs as they were sent (`messages_of`, `traces_of`: each run's steps written back as
-chat messages that read into the same steps). Its facts are restored as recorded by
+"""An owner's export (`graphmem.lifecycle.export`) stored again: the requests that store
+its messages and agent runs as they were sent (`messages_of`, `traces_of`: each run's steps
+written back as chat messages that read into the same steps). Its facts are restored as recorded by
 `graphmem.facts.restore`; the other kinds are formed again by the jobs. Pure, no I/O."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from graphmem.export import ExportRecord
+from graphmem.lifecycle.export import ExportRecord
 from graphmem.models import MessageIn
 from graphmem.procedural.models import TraceIn
 

@@ -27,8 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from graphmem import processes
 from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
+from graphmem.ops import processes
 
 PID_FILE = "graphmem-neo4j.pid"
 VERSION_FILE = "graphmem-neo4j.version"

@@ -19,11 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from graphmem.answer.prompts import answer_messages
 from graphmem.config import Settings
 from graphmem.llm.client import LLMClient, LLMUnavailable
 from graphmem.llm.usage import Usage, UsageSink, tenant_scope, tenant_sink
 from graphmem.models import AnswerResult, Citation, ContextResult
-from graphmem.prompts_answer import answer_messages
 from graphmem.retrieval.context import prompt_safe
 from graphmem.store import Store
 from graphmem.store.usage import UsageStore

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from graphmem import metadata, metrics, temporal
+from graphmem import metrics
 from graphmem.config import EmbeddingUnit, Settings
 from graphmem.embeddings import Embedder, token_counts
 from graphmem.entities.extract import message_mentions as mention_rows
 from graphmem.errors import Conflict, InvalidInput, TooLarge
+from graphmem.messages import metadata, temporal
 from graphmem.models import IngestReport, MessageIn
 from graphmem.store import TenantStore
 

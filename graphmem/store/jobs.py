@@ -22,7 +22,7 @@ from graphmem.errors import Contended
 from graphmem.store.times import epoch_times
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row, Store
+    from graphmem.store.connection import Connection, Row
 
 FORM_SESSION = "form_session"
 KIND = re.compile(r"[A-Za-z0-9_.]{1,64}")
@@ -104,7 +104,7 @@ def _row(job: NewJob) -> Row:
 class JobStore:
     """The queries of the job queue; rows are plain dicts of the `:Job` node's properties."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Connection) -> None:
         self._store = store
 
     def enqueue(self, tenant: str, jobs: list[NewJob], max_attempts: int) -> list[Row]:

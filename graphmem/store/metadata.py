@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from graphmem.messages.metadata import pairs, tokens
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Store
+    from graphmem.store.connection import Connection
 
 BACKFILL_BATCH = 5000
 
 
-def migrate(store: Store, batch: int = BACKFILL_BATCH) -> int:
+def migrate(store: Connection, batch: int = BACKFILL_BATCH) -> int:
     """Fill in the metadata pairs of every message that lacks them; returns how many."""
     if store.run("queries/metadata/done")[0]["done"]:
         return 0

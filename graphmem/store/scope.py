@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row, Store
+    from graphmem.store.connection import Connection, Row
 
 FULLTEXT_INDEXES = ("message_fulltext", "fact_fulltext", "episode_fulltext", "window_fulltext",
                     "case_fulltext", "skill_fulltext")
@@ -41,7 +41,7 @@ def stale(indexes: Iterable[Row]) -> list[str]:
             if i["name"] in FULLTEXT_INDEXES and "scope" not in (i["properties"] or [])]
 
 
-def migrate(store: Store, indexes: Iterable[Row], batch: int = BACKFILL_BATCH) -> list[str]:
+def migrate(store: Connection, indexes: Iterable[Row], batch: int = BACKFILL_BATCH) -> list[str]:
     """Bring a database built before the scope up to date (``indexes``: its index states);
     returns the indexes dropped (the schema files then create them with ``scope``). Nothing
     happens on an up-to-date database. Safe to interrupt and run again: the old indexes go only

@@ -15,12 +15,13 @@ from graphmem import cypher
 from graphmem.errors import Conflict, in_use
 from graphmem.messages import metadata
 from graphmem.messages.metadata import Condition
+from graphmem.store.connection import SearchFailed
 from graphmem.store.jobs import enqueue_tx, form_session_jobs
 from graphmem.store.scope import scope_token, scopes
 from graphmem.store.times import epoch_times, from_epoch_us
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row, Store
+    from graphmem.store.connection import Connection, Row
 
 MAX_FETCH = 10_000
 FILTERED_OVERFETCH = 4
@@ -44,11 +45,6 @@ WINDOW_MESSAGE = ("id", "owner", "session_id", "speaker", "role", "text", "batch
 microseconds since the epoch; its metadata as sent, and as matched:
 `graphmem.messages.metadata`)."""
 B = TypeVar("B", bound="TenantBound")
-
-
-class SearchFailed(Exception):
-    """A SEARCH query failed on the server, and its caller asked to answer otherwise
-    (`Store.run` with ``fallback=False``)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +91,7 @@ class TenantBound:
     from the caller, and, given an ``owner``, that owner's fulltext ``$scope`` (`scope_token`)
     (the base of `TenantStore`, `FactStore` and `EpisodeStore`)."""
 
-    def __init__(self, store: Store, tenant: str) -> None:
+    def __init__(self, store: Connection, tenant: str) -> None:
         self._store = store
         self.tenant = tenant
 

@@ -1,12 +1,12 @@
-"""`graphmem.store.core.rows` on what the real driver hands back: nodes, relationships, paths and
-temporal values come out as ``native(record.data())`` makes them."""
+"""`graphmem.store.connection.rows` on what the real driver hands back: nodes, relationships,
+paths and temporal values come out as ``native(record.data())`` makes them."""
 
 from __future__ import annotations
 
 import neo4j
 
 from graphmem.config import Settings
-from graphmem.store.core import native, rows
+from graphmem.store.connection import native, rows
 
 QUERY = """
 CREATE p = (a:RowsProbe {name: 'a', at: datetime('2023-05-08T13:56:00+02:00')})

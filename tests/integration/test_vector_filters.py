@@ -17,7 +17,7 @@ from neo4j.vector import Vector
 from graphmem import cypher as named
 from graphmem.models import MessageIn
 from graphmem.service import Memory
-from graphmem.store.core import (
+from graphmem.store.connection import (
     VECTOR_INDEXES,
     declared_properties,
     filters_in_index,

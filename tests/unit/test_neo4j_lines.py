@@ -13,7 +13,7 @@ import pytest
 from graphmem import cypher, metrics
 from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
 from graphmem.ops import neo4j_server
-from graphmem.store.core import (
+from graphmem.store.connection import (
     VECTOR_INDEXES,
     declared_properties,
     exact_variant,
@@ -231,7 +231,7 @@ def test_a_failing_search_variant_falls_back_to_the_exact_scan_or_the_over_fetch
     with caplog.at_level(logging.DEBUG, logger="graphmem.store"):
         assert store.run("queries/vector_search", owner="o", fetch=40) == exact
         assert store.run("queries/vector_search", owner="p", fetch=40, k=5) == exact
-        monkeypatch.setattr("graphmem.store.core.exact_variant", lambda name: None)
+        monkeypatch.setattr("graphmem.store.connection.exact_variant", lambda name: None)
         assert store.run("queries/facts/vector_search", owner="o", fetch=40) == [
             {"fetched": 0, "hits": []}]  # a query without an exact scan: the 5.x query
     assert ran == [("queries/vector_search.search", None), ("queries/vector_search_exact", 40),

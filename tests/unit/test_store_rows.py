@@ -1,5 +1,5 @@
-"""`graphmem.store.core.rows`: records to rows exactly as ``native(record.data())`` makes them,
-on the fast path (plain values) and off it (temporal, spatial and other driver values); and
+"""`graphmem.store.connection.rows`: records to rows exactly as ``native(record.data())`` makes
+them, on the fast path (plain values) and off it (temporal, spatial and other driver values); and
 `_translated`: which driver failures become graphmem's 503 errors."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from neo4j.spatial import CartesianPoint
 from neo4j.time import Date, DateTime, Duration
 
 from graphmem.errors import Contended, StoreBusy, StoreUnavailable
-from graphmem.store import core
-from graphmem.store.core import Store, _retrying_transient, _translated, native, rows
+from graphmem.store import connection as core
+from graphmem.store.connection import _retrying_transient, _translated, native, rows
+from graphmem.store.core import Store
 
 AT = DateTime(2023, 5, 8, 13, 56, 0, tzinfo=timezone(timedelta(hours=2)))
 RECORDS = [

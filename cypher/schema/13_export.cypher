@@ -27,3 +27,12 @@ FOR (n:Cluster) ON (n.tenant, n.owner, n.id);
 
 CREATE INDEX skill_export IF NOT EXISTS
 FOR (n:Skill) ON (n.tenant, n.owner, n.id);
+
+CREATE INDEX document_export IF NOT EXISTS
+FOR (n:Document) ON (n.tenant, n.owner, n.id);
+
+CREATE INDEX section_export IF NOT EXISTS
+FOR (n:Section) ON (n.tenant, n.owner, n.id);
+
+CREATE INDEX topic_export IF NOT EXISTS
+FOR (n:Topic) ON (n.tenant, n.owner, n.id);

@@ -252,8 +252,10 @@ def _ingest_traces(file: Path, tenant: str, batch: int) -> None:
 
 def _ingest_export(file: Path, tenant: str, batch: int) -> None:
     """An owner's export (`graphmem export`) stored again, in this tenant: its messages as they
-    are read, batch by batch; then its facts (every version, as recorded) and its runs (their
-    steps come later in the file). What was formed from them is formed again by the jobs."""
+    are read, batch by batch; then its facts (every version, as recorded), its runs (their
+    steps come later in the file) and its document versions (as recorded, each key's oldest
+    first; the topic trees built again from them). What was formed from them is formed again
+    by the jobs."""
     from graphmem.datasets import jsonl
     from graphmem.lifecycle import export, restore
     from graphmem.service import Memory
@@ -265,7 +267,8 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
 
     def messages() -> Iterator[list[MessageIn]]:
         for records in jsonl.read_with(parse, file, batch):
-            kept.extend(r for r in records if r.kind in ("fact", "trace", "step"))
+            kept.extend(r for r in records
+                        if r.kind in ("fact", "trace", "step", "document", "section"))
             counts["formed"] += sum(1 for r in records if r.kind not in restore.STORED_AGAIN)
             if found := restore.messages_of(records):
                 counts["messages"] += len(found)
@@ -279,11 +282,14 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
         traces = restore.traces_of(kept)
         created = sum(tm.traces.ingest(traces[i:i + MAX_TRACES]).created
                       for i in range(0, len(traces), MAX_TRACES))
+        docs, docs_there = mem.documents.restore(tenant, restore.documents_of(kept))
     finally:
         mem.close()
     typer.echo(f"{counts['messages']} messages ({counts['new']} new), {facts + facts_there} "
-               f"fact versions ({facts} new) and {len(traces)} runs ({created} new) stored; "
-               f"{counts['formed']} records formed from them are formed again by the jobs")
+               f"fact versions ({facts} new), {len(traces)} runs ({created} new) and "
+               f"{docs + docs_there} document versions ({docs} new) stored; "
+               f"{counts['formed']} records formed from them are formed again by the jobs "
+               "(topic trees at once)")
 
 
 def ingest(

@@ -33,7 +33,8 @@ from graphmem.documents.models import (
 from graphmem.documents.parse import Parsed, parse
 from graphmem.documents.topics import Member, build
 from graphmem.embeddings import Embedder, query_vectors, token_counts
-from graphmem.errors import NotFound, TooLarge
+from graphmem.errors import Conflict, NotFound, TooLarge
+from graphmem.lifecycle.restore import RestoredDocument, parsed_of
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import fuse
 from graphmem.store import Store
@@ -97,22 +98,30 @@ class Documents:
         instead of ``doc.content``."""
         parsed = parse(doc.content if content is None else content, doc.media_type,
                        self._settings.max_document_chars)
+        return parsed, self._chunked(parsed)
+
+    def _chunked(self, parsed: Parsed) -> Chunked:
         chunked = chunk(parsed, self.count, self._settings.document_chunk_tokens)
         if len(chunked.chunks) > self._settings.max_document_chunks:
             raise TooLarge("content", f"the document makes {len(chunked.chunks)} chunks; at "
                            f"most {self._settings.max_document_chunks}",
                            limit=self._settings.max_document_chunks,
                            actual=len(chunked.chunks))
-        return parsed, chunked
+        return chunked
 
     def ingest(self, tenant: str, doc: DocumentIn, content: str | bytes | None = None,
-               by: str | None = None, timings: Timings | None = None) -> DocumentWrite:
+               by: str | None = None, timings: Timings | None = None, *,
+               parsed: Parsed | None = None, now: datetime | None = None) -> DocumentWrite:
         """Store ``doc`` as a new version of its key (nothing, for the current content again):
         one transaction; chunks embedded now, reusing earlier versions' embeddings by content
-        hash, or by the background worker for a large document."""
+        hash, or by the background worker for a large document. A restore gives the version's
+        ``parsed`` text (``doc.content`` unread) and its recorded time ``now``."""
         t0 = perf_counter()
-        parsed, chunked = self.prepare(doc, content)
-        now = datetime.now(UTC)
+        if parsed is None:
+            parsed, chunked = self.prepare(doc, content)
+        else:
+            chunked = self._chunked(parsed)
+        now = now or datetime.now(UTC)
         valid_from = doc.valid_from or now
         title = doc.title or parsed.title
         metadata = dict(doc.metadata)
@@ -200,6 +209,41 @@ class Documents:
         if done == 0:
             state = store.set_embeddings(id_, [])
         return {"document": id_, "embedded": done, "state": state}
+
+    def restore(self, tenant: str, versions: Sequence[RestoredDocument]) -> tuple[int, int]:
+        """Store again the document versions of an export (`graphmem.lifecycle.restore`), each
+        key's oldest first, with their text, sections, valid and recorded times and reasons: the
+        same version ids, SUPERSEDES chains and ``as_of`` reads; their chunks made and embedded
+        again. A version already stored (by id) is left as it is. Then each owner's topic tree
+        is built again from its documents (a topic's id is a hash of its owner and members:
+        the same members give the same ids). Returns (created, already there)."""
+        store = self._docs(tenant)
+        there = set(store.existing(sorted({v.id for v in versions})))
+        created = 0
+        owners: set[str] = set()
+        for v in versions:
+            if v.id in there:
+                continue
+            before = f"{v.id.rsplit('-v', 1)[0]}-v{v.version - 1}"
+            if v.version > 1 and before not in there:
+                raise Conflict(f"document {v.key!r} of {v.owner!r}: its version {v.version} "
+                               f"follows {before}, which is neither here nor in the export; "
+                               "versions from the first one are restored")
+            doc = DocumentIn.model_construct(
+                owner=v.owner, key=v.key, title=v.title, source_url=v.source_url,
+                media_type=v.media_type, content="", metadata=v.metadata,
+                valid_from=v.valid_from, reason=v.reason)
+            written = self.ingest(tenant, doc, by=v.recorded_by, parsed=parsed_of(v),
+                                  now=v.recorded_at)
+            if written.id != v.id:
+                raise Conflict(f"document {v.key!r} of {v.owner!r} has other versions here: "
+                               f"its version {v.version} was stored as {written.id}")
+            there.add(v.id)
+            created += 1
+            owners.add(v.owner)
+        for owner in sorted(owners):
+            self.build_topics(tenant, owner)
+        return created, len(versions) - created
 
     # --- search -------------------------------------------------------------------------------
     def search(self, tenant: str, req: ChunkSearch, timings: Timings | None = None,

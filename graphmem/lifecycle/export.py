@@ -13,7 +13,8 @@ versions it supports), so every record stays small. Left out, as what only serve
 and the Browser: the tenant, embeddings, index helper texts and tokens, captions. Properties
 stored as JSON text (``metadata_json``) come decoded under their name without ``_json``
 (``metadata``); times are ISO 8601 in UTC. Sentence units, turn windows, sessions and the
-bookkeeping of jobs are made again from the messages, and are not exported.
+bookkeeping of jobs are made again from the messages, and are not exported; nor are a
+document's chunks, made again from its version's text.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ from pydantic import BaseModel, Field, JsonValue
 from graphmem.errors import InvalidInput
 
 ExportKind = Literal["message", "entity", "episode", "fact", "trace", "step", "case", "cluster",
-                     "skill"]
+                     "skill", "document", "section", "topic"]
 KINDS: tuple[ExportKind, ...] = get_args(ExportKind)
 """The order of an export: raw turns first, then what was made of them, then agent runs and
-what was learned from them. Within a kind, records come in id order (entities: name order)."""
+what was learned from them, then documents (every version, its text included), their sections
+and the owner's topics. Within a kind, records come in id order (entities: name order). New
+kinds come last, so a cursor of an older export still reads."""
 
 LEFT_OUT = frozenset({"tenant", "caption", "embedding", "scope", "search_text", "content_norm",
                       "metadata_pairs", "metadata_tokens"})

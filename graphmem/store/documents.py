@@ -131,6 +131,12 @@ class DocumentStore(TenantBound):
         rows = self._run("queries/documents/version_at", owner=owner, key=key, t=t)
         return str(rows[0]["id"]) if rows else None
 
+    def existing(self, ids: list[str]) -> list[str]:
+        """Those of the document version ids ``ids`` stored here."""
+        if not ids:
+            return []
+        return [str(r["id"]) for r in self._run("queries/documents/existing", ids=ids)]
+
     def owner_of(self, id_: str) -> str | None:
         rows = self._run("queries/documents/owner_of", id=id_)
         return str(rows[0]["owner"]) if rows else None

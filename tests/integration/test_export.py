@@ -1,7 +1,8 @@
 """The export of an owner on the real Neo4j (GET /v1/owners/{owner}/export): everything stored
 about an owner (messages, entities, episodes, facts with their history, runs with their steps,
-cases, clusters, skills), closed under its links, paged without loss or repeat, bound to the
-tenant, each page read through an index in id order; bad input and unknown owners."""
+cases, clusters, skills, document versions, their sections, topics), closed under its links,
+paged without loss or repeat, bound to the tenant, each page read through an index in id order;
+bad input and unknown owners."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 
 from graphmem import cypher as named
 from graphmem.cli import app
+from graphmem.documents.models import DocumentIn
 from graphmem.errors import Conflict
 from graphmem.facts.models import ObservationIn, ProfileOp
 from graphmem.lifecycle.export import KINDS, LEFT_OUT
@@ -67,6 +69,13 @@ def _fill(api: TestClient, memory: Memory, who: str) -> list[dict[str, Any]]:
              run(who, 3, "failure", ["get_order", "refund_order"])]
     assert api.post("/v1/traces", json={"traces": batch}, headers=auth()).status_code == 201
     drain(memory, "tenant-a")
+    docs = memory.for_tenant("tenant-a").documents
+    docs.ingest(DocumentIn(owner=who, key="notes.md", media_type="text/markdown",
+                           content="# Trips\n\nAna flies to Porto on Friday.\n"))
+    docs.ingest(DocumentIn(owner=who, key="notes.md", media_type="text/markdown",
+                           content="# Trips\n\nAna flies to Lisbon on Friday.\n",
+                           reason="plans changed"))
+    docs.build_topics(who)
     return messages
 
 
@@ -192,7 +201,8 @@ def test_an_export_stored_again_in_another_tenant_gives_the_same_memory(
     target = f"t-{uuid.uuid4().hex[:10]}"
     r = runner.invoke(app, ["ingest", str(out), "--format", "export", "--tenant", target])
     assert r.exit_code == 0, r.output
-    assert "6 messages (6 new), 2 fact versions (2 new) and 3 runs (3 new)" in r.stdout
+    assert ("6 messages (6 new), 2 fact versions (2 new), 3 runs (3 new) and 2 document "
+            "versions (2 new)") in r.stdout
     drain(memory, target)
     before = _records(api, who, 1000)
     after = [r.model_dump(mode="json") for r in memory.for_tenant(target).export_all(who)]
@@ -206,6 +216,9 @@ def test_an_export_stored_again_in_another_tenant_gives_the_same_memory(
 
     for kind in ("message", "trace", "step"):
         assert same(kind, after) == same(kind, before), kind
+    for kind in ("document", "section"):  # as recorded
+        assert sorted(map(str, [r for r in after if r["kind"] == kind])) == sorted(
+            map(str, [r for r in before if r["kind"] == kind])), kind
     assert same("fact", after, links=True) == same("fact", before, links=True)
     assert {"episode", "entity", "case", "skill"} <= {r["kind"] for r in after}
     tm = memory.for_tenant(target)
@@ -215,7 +228,8 @@ def test_an_export_stored_again_in_another_tenant_gives_the_same_memory(
     assert [f.content for f in tm.facts.query(who)] == ["lives in Porto"]
     r = runner.invoke(app, ["ingest", str(out), "--format", "export", "--tenant", target])
     assert r.exit_code == 0, r.output
-    assert "6 messages (0 new), 2 fact versions (0 new) and 3 runs (0 new)" in r.stdout
+    assert ("6 messages (0 new), 2 fact versions (0 new), 3 runs (0 new) and 2 document "
+            "versions (0 new)") in r.stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_text(out.read_text().splitlines()[0] + "\n{\"kind\": \"nothing\"}\n")
     r = runner.invoke(app, ["ingest", str(bad), "--format", "export", "--tenant", target])

@@ -1,5 +1,6 @@
 """Routes for documents: store a version (JSON, or a multipart upload of the file), read an
-owner's documents and one version with its sections, and search their chunks."""
+owner's documents and one version with its sections, search their chunks, and read an owner's
+topic tree and one topic with its members."""
 
 import json
 from typing import Annotated, Any
@@ -18,6 +19,8 @@ from graphmem.documents.models import (
     DocumentDetail,
     DocumentIn,
     DocumentWrite,
+    Topic,
+    TopicDetail,
 )
 from graphmem.documents.parse import SUFFIXES
 from graphmem.errors import InvalidInput
@@ -96,6 +99,18 @@ def search_documents(req: ChunkSearch, mem: TenantMem) -> ChunkResult:
     with its citation: document, version, section path, character offsets."""
     return mem.documents.search(req)
 
+@router.get("/topics", response_model=list[Topic])
+def list_topics(mem: TenantMem, owner: Annotated[str, Query(min_length=1)]) -> list[Topic]:
+    """An owner's topic tree: every topic (categories at level 1, their parts at level 2, each
+    naming its parent) with its label, number of documents and first/last times; empty
+    before the first build."""
+    return mem.documents.topics(owner)
+
+@router.get("/topics/{topic_id:path}", response_model=TopicDetail)
+def get_topic(topic_id: Id, mem: TenantMem) -> TopicDetail:
+    """One topic with its member documents (the current versions) and its subtopics. A topic
+    of an owner the key may not read is a 404, as an unknown id is."""
+    return mem.documents.topic(topic_id)
 
 
 async def _read(request: Request) -> tuple[DocumentIn, bytes | None]:

@@ -23,6 +23,9 @@ from graphmem.documents.models import (
     DocumentIn,
     DocumentWrite,
     Section,
+    Topic,
+    TopicDetail,
+    TopicMember,
 )
 from graphmem.facts.models import (
     MAX_OBSERVATIONS,
@@ -234,6 +237,9 @@ __all__ = [
     "Step",
     "StepKind",
     "Supersession",
+    "Topic",
+    "TopicDetail",
+    "TopicMember",
     "TraceBatch",
     "TraceCandidate",
     "TraceDecision",

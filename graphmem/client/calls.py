@@ -68,6 +68,8 @@ from graphmem.wire import (
     SkillHistory,
     SkillSearch,
     SkillSearchResult,
+    Topic,
+    TopicDetail,
     TraceBatch,
     TraceReport,
     UsageReport,
@@ -361,6 +363,14 @@ def search_documents(query: str | ChunkSearch, owner: str | None,
                      options: Mapping[str, Any]) -> Call[ChunkResult]:
     return _call("search_documents", ChunkResult,
                  body=_request(ChunkSearch, query, owner, options))
+
+
+def topics(owner: str) -> Call[list[Topic]]:
+    return _call("topics", list[Topic], params={"owner": owner})
+
+
+def topic(topic_id: str) -> Call[TopicDetail]:
+    return _call("topic", TopicDetail, path={"topic_id": topic_id})
 
 
 # --- probes ----------------------------------------------------------------------------------

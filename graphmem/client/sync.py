@@ -57,6 +57,8 @@ from graphmem.wire import (
     SkillHistory,
     SkillSearch,
     SkillSearchResult,
+    Topic,
+    TopicDetail,
     TraceIn,
     TraceReport,
     Units,
@@ -387,6 +389,15 @@ class GraphMem:
         return self._run(calls.search_documents(query, owner, {
             "k": k, "documents": documents, "metadata": metadata, "as_of": as_of,
             "method": method, "neighbours": neighbours}))
+
+    def topics(self, owner: str) -> list[Topic]:
+        """``owner``'s topic tree: every topic (categories at level 1, their parts at level 2,
+        each naming its parent) with its label, number of documents and first/last times."""
+        return self._run(calls.topics(owner))
+
+    def topic(self, topic_id: str) -> TopicDetail:
+        """One topic with its member documents (current versions) and its subtopics."""
+        return self._run(calls.topic(topic_id))
 
     # --- probes ------------------------------------------------------------------------------
 

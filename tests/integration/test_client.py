@@ -156,6 +156,9 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         assert gm.document(written.id, with_text=True).document.id == written.id
         found = gm.search_documents("when does the boat leave", owner=o)
         assert found.chunks and "nine" in found.chunks[0].text
+        tree = gm.topics(o)  # built by the job the version enqueued
+        assert [t.documents for t in tree] == [1]
+        assert [m.key for m in gm.topic(tree[0].id).members] == ["notes/boat.md"]
         assert gm.forget_document(written.id).kind == "document"
 
         # forgetting one thing, then the whole owner

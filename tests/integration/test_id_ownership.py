@@ -52,7 +52,9 @@ WRITES: dict[str, tuple[str, Item, str]] = {
     "observations": ("/v1/observations", _observation, "o-"),
     "traces": ("/v1/traces", _trace, "tr-"),
 }
-"""List name -> (route, item builder, the prefix of the ids graphmem derives for it)."""
+"""List name -> (route, item builder, the prefix of the ids graphmem derives for it).
+Documents have no row: a document takes no id (its versions' ids are derived from the owner and
+the key, and a key is per owner); `test_a_document_takes_no_id_and_keys_are_per_owner`."""
 
 
 @pytest.fixture
@@ -124,6 +126,33 @@ def test_an_owners_own_derived_ids_still_make_retries_idempotent(keyed: dict[str
         derived = first.json()["ids"][0]
         again = _post(c, name, "alice", make(alice, derived, "alice keeps the key in the drawer"))
         assert again.status_code == 201 and again.json()["duplicates"] == 1, again.text
+
+
+def test_a_document_takes_no_id_and_keys_are_per_owner(keyed: dict[str, Any]) -> None:
+    """Alice using bob's document key stores her own document (another id); a document sent
+    with an id is refused as any unknown field is, whoever's id it names."""
+    c, alice, bob = keyed["client"], keyed["alice"], keyed["bob"]
+
+    def doc(who: str, text: str, **extra: Any) -> dict[str, Any]:
+        return {"owner": who, "key": "keys/spare.md", "content": text, **extra}
+
+    theirs = c.post("/v1/documents", json=doc(bob, "Bob keeps the spare key under the mat."),
+                    headers=auth("full"))
+    assert theirs.status_code == 201, theirs.text
+    mine = c.post("/v1/documents", json=doc(alice, "Alice keeps it in the drawer."),
+                  headers=auth("alice"))
+    assert mine.status_code == 201 and mine.json()["action"] == "created", mine.text
+    assert mine.json()["id"] != theirs.json()["id"]
+    named = c.post("/v1/documents", json=doc(alice, "else", id=theirs.json()["id"]),
+                   headers=auth("alice"))
+    nothing = c.post("/v1/documents", json=doc(alice, "else", id="d-nothing-v1"),
+                     headers=auth("alice"))
+    assert named.status_code == nothing.status_code == 422
+    assert named.json()["field"] == nothing.json()["field"] == "id"
+    assert bob not in named.text
+    again = c.get(f"/v1/documents/{mine.json()['id']}", params={"with_text": "true"},
+                  headers=auth("alice")).json()
+    assert again["text"] == "Alice keeps it in the drawer." and len(again["versions"]) == 1
 
 
 TOOLS = {"messages": ("add_messages", "m-"), "observations": ("record_facts", "o-"),

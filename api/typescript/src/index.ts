@@ -45,6 +45,8 @@ export type StoredDocument = Schemas["Document"];
 export type DocumentDetail = Schemas["DocumentDetail"];
 export type ChunkSearch = Schemas["ChunkSearch"];
 export type ChunkResult = Schemas["ChunkResult"];
+export type Topic = Schemas["Topic"];
+export type TopicDetail = Schemas["TopicDetail"];
 /** A document to store (`POST /v1/documents` as JSON; a PDF's content is base64). */
 export interface DocumentIn {
   owner: string;
@@ -326,6 +328,14 @@ export class GraphMem {
   searchDocuments(request: ChunkSearch): Promise<ChunkResult> {
     return this.send({ method: "POST", path: "/v1/documents/search", body: request,
                        retry: true });
+  }
+  /** An owner's topic tree: categories (level 1) and their parts (level 2). */
+  topics(owner: string): Promise<Topic[]> {
+    return this.send({ method: "GET", path: "/v1/topics", query: { owner }, retry: true });
+  }
+  /** One topic with its member documents and its subtopics. */
+  topic(topicId: string): Promise<TopicDetail> {
+    return this.send({ method: "GET", path: `/v1/topics/${id(topicId)}`, retry: true });
   }
   health(): Promise<Record<string, unknown>> {
     return this.send({ method: "GET", path: "/healthz", retry: true });

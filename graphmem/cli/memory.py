@@ -292,20 +292,153 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
                "(topic trees at once)")
 
 
+DOCUMENT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf")
+"""The files `graphmem ingest --format document` reads, by suffix (a folder's others are
+skipped)."""
+
+
+def document_files(paths: Iterable[str]) -> tuple[list[tuple[Path, str]], list[tuple[str, str]]]:
+    """The files PATH... name, each with its document key, and what names nothing: a file is
+    keyed by its name; a folder's files (recursively; hidden ones and other suffixes skipped)
+    and a glob's matches by their path relative to the folder (a glob's folder is the part
+    before its first wildcard), with ``/`` between parts. Returns ([(file, key)], [(path,
+    reason)]); a key given twice is a reason too (a second file would version the first)."""
+    import glob as globbing
+
+    found: list[tuple[Path, str]] = []
+    bad: list[tuple[str, str]] = []
+
+    def folder_files(root: Path) -> list[Path]:
+        return sorted(p for p in root.rglob("*") if p.is_file()
+                      and p.suffix.lower() in DOCUMENT_SUFFIXES
+                      and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+    for arg in paths:
+        path = Path(arg)
+        if path.is_file():
+            found.append((path, path.name))
+        elif path.is_dir():
+            found += [(p, p.relative_to(path).as_posix()) for p in folder_files(path)]
+        elif globbing.has_magic(arg):
+            parts = Path(arg).parts
+            fixed = next((i for i, part in enumerate(parts) if globbing.has_magic(part)),
+                         len(parts))
+            base = Path(*parts[:fixed]) if fixed else Path()
+            matches = sorted(Path(m) for m in globbing.glob(arg, recursive=True))
+            files = [m for m in matches if m.is_file()]
+            for m in (m for m in matches if m.is_dir()):
+                files += folder_files(m)
+            if not files:
+                bad.append((arg, "no file matches"))
+            found += [(f, f.relative_to(base).as_posix()) for f in files]
+        else:
+            bad.append((arg, "no such file or folder"))
+    first: dict[str, Path] = {}
+    kept = []
+    for file, key in found:
+        if key in first:
+            if first[key] != file:
+                bad.append((str(file), f"its key {key!r} is {first[key]}'s already"))
+            continue
+        first[key] = file
+        kept.append((file, key))
+    return kept, bad
+
+
+def _ingest_documents(paths: list[str], tenant: str, owner: str) -> None:
+    """Each file as a document of ``owner`` (its media type from its suffix): a line per file
+    (created, versioned, unchanged, or failed with the reason on stderr) and a summary; a file
+    that fails leaves the others stored, and the exit code is 1."""
+    from pydantic import ValidationError
+
+    from graphmem.documents.models import DocumentIn
+    from graphmem.documents.parse import SUFFIXES
+    from graphmem.service import Memory
+
+    files, bad = document_files(paths)
+    for arg, reason in bad:
+        console.print(f"failed     {arg}: {reason}", highlight=False, markup=False,
+                      soft_wrap=True)
+    counts = dict.fromkeys(("created", "versioned", "unchanged", "failed"), 0)
+    counts["failed"] = len(bad)
+    if files:
+        mem = Memory.open(Settings())
+        try:
+            docs = mem.for_tenant(tenant, caller=CALLER).documents
+            for file, key in files:
+                media = SUFFIXES.get(file.suffix.lower())
+                try:
+                    if media is None:
+                        raise InvalidInput("media_type", f"{file.suffix or 'no suffix'} is not "
+                                           "read: .txt, .md, .markdown, .html, .htm or .pdf")
+                    doc = DocumentIn(owner=owner, key=key, media_type=media, content="(file)")
+                    wrote = docs.ingest(doc, file.read_bytes())
+                except (InvalidInput, ValidationError, OSError) as exc:
+                    reason = (
+                        f"its key {key!r}: {exc.errors(include_url=False)[0]['msg']}"
+                        if isinstance(exc, ValidationError) else exc.problem
+                        if isinstance(exc, InvalidInput) and exc.field in ("content",
+                                                                          "media_type")
+                        else str(exc))
+                    console.print(f"failed     {file}: {reason}", highlight=False,
+                                  markup=False, soft_wrap=True)
+                    counts["failed"] += 1
+                    continue
+                counts[wrote.action] += 1
+                state = "" if wrote.state == "ready" else " (the worker embeds the rest)"
+                typer.echo(f"{wrote.action:<10} {key}  {wrote.id}  {wrote.sections} sections, "
+                           f"{wrote.chunks} chunks{state}")
+        finally:
+            mem.close()
+    typer.echo(f"{len(files) + len(bad)} files: {counts['created']} created, "
+               f"{counts['versioned']} versioned, {counts['unchanged']} unchanged, "
+               f"{counts['failed']} failed")
+    if counts["failed"]:
+        raise typer.Exit(code=1)
+
+
+FORMATS = ("jsonl", "locomo", "traces", "export", "document")
+
+
 def ingest(
-    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)],
+    paths: Annotated[list[str], typer.Argument(
+        metavar="PATH", help="The file to read; with --format document, files, folders "
+        "(read recursively) and globs (quote them: 'notes/**/*.md')", show_default=False)],
     tenant: Tenant = "default",
-    format: Annotated[str, typer.Option(help="jsonl | locomo | traces | export")] = "jsonl",
+    format: Annotated[str, typer.Option(
+        help="jsonl | locomo | traces | export | document")] = "jsonl",
     batch: int = 200,
+    owner: Annotated[str | None, typer.Option(
+        help="Whose documents (--format document only; required there)")] = None,
 ) -> None:
     """Store the messages of FILE (JSON lines of messages, or a LoCoMo file), or with --format
     traces the runs of an agent (JSON lines, one run per line, with the fields of POST
-    /v1/traces), or with --format export the messages and runs of an owner's export
-    (`graphmem export`). A malformed line is reported as FILE:LINE: reason (exit 2) before
-    anything is stored."""
-    if format not in ("jsonl", "locomo", "traces", "export"):
-        raise typer.BadParameter(f"jsonl, locomo, traces or export, not {format!r}",
+    /v1/traces), or with --format export an owner's export (`graphmem export`: messages, runs,
+    facts and documents), or with --format document files as documents of --owner (.txt,
+    .md/.markdown, .html/.htm, .pdf; the key is the path relative to the folder given, or
+    the file name). A malformed line is reported as FILE:LINE: reason (exit 2) before anything
+    is stored; a document that fails is reported and the others are stored (exit 1)."""
+    if format not in FORMATS:
+        raise typer.BadParameter(f"jsonl, locomo, traces, export or document, not {format!r}",
                                  param_hint="--format")
+    if format == "document":
+        if owner is None:
+            raise typer.BadParameter("whose documents: --owner OWNER", param_hint="--owner")
+        try:
+            _ingest_documents(paths, tenant, owner)
+        except GraphMemError as exc:
+            raise fail(exc) from exc
+        return
+    if owner is not None:
+        raise typer.BadParameter("--owner goes with --format document (messages, runs and "
+                                 "exports name their owners)", param_hint="--owner")
+    if len(paths) != 1:
+        raise typer.BadParameter(f"--format {format} reads one file, not {len(paths)}",
+                                 param_hint="PATH")
+    file = Path(paths[0])
+    if not file.is_file():
+        raise typer.BadParameter(f"{'is a folder' if file.is_dir() else 'does not exist'}: "
+                                 f"{file}", param_hint="FILE")
     try:
         if format == "traces":
             _ingest_traces(file, tenant, batch)

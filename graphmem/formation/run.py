@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphmem import metrics
 from graphmem.config import Settings
@@ -36,9 +36,6 @@ from graphmem.store import Store
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.usage import UsageStore
 from graphmem.store.windows import WindowStore
-
-if TYPE_CHECKING:
-    from graphmem.service import Memory
 
 EMBED_CHARS = 2000
 CONTEXT = OVERLAP  # turns before a new stretch seen as context when judging a boundary there
@@ -228,8 +225,8 @@ def _props(owner: str, session_id: str, d: Draft, text: str, vector: list[float]
     }
 
 
-def form_session(memory: Memory, job: Any) -> dict[str, Any]:
-    """Job handler for kind ``form_session`` (payload: owner, session_id); its report is the
-    job's result."""
+def form_session(former: Former, job: Any) -> dict[str, Any]:
+    """Job handler for kind ``form_session`` (payload: owner, session_id), given the worker's
+    `Former`; its report is the job's result."""
     payload = job.payload
-    return asdict(memory.former.form(job.tenant, payload["owner"], payload["session_id"]))
+    return asdict(former.form(job.tenant, payload["owner"], payload["session_id"]))

@@ -18,16 +18,38 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from graphmem.documents.service import Documents
 from graphmem.errors import GraphMemError
 from graphmem.jobs import FORM_SESSION, Job, JobQueue, PermanentJobError, describe
-from graphmem.procedural.jobs import HANDLERS as PROCEDURAL_HANDLERS
+from graphmem.procedural import jobs as procedural_jobs
+from graphmem.procedural.service import Procedural
 from graphmem.service import Memory
-from graphmem.store.documents import BUILD_TOPICS, EMBED_DOCUMENT
+from graphmem.store.documents import BUILD_TOPICS, EMBED_DOCUMENT, PLACE_DOCUMENT
+from graphmem.store.procedural import FORM_SKILLS, FORM_TRACE
 
-Handler = Callable[[Memory, Job], Mapping[str, Any] | None]
+if TYPE_CHECKING:
+    from graphmem.formation.run import Former
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """What a job handler may use: the services that form derived memory, not the whole
+    `Memory` (a handler cannot reach the API's door, the pools or another tenant's facade)."""
+
+    former: Former
+    procedural: Procedural
+    documents: Documents
+
+    @classmethod
+    def of(cls, memory: Memory) -> JobContext:
+        return cls(memory.former, memory.procedural, memory.documents)
+
+
+Handler = Callable[[JobContext, Job], Mapping[str, Any] | None]
 log = logging.getLogger("graphmem.ops.worker")
 PRUNE_EVERY_S = 600.0
 
@@ -36,7 +58,7 @@ class FormationNotInstalled(PermanentJobError):
     pass
 
 
-def form_session(memory: Memory, job: Job) -> Mapping[str, Any] | None:
+def form_session(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
     """``form_session`` handler: `graphmem.formation.run.form_session`, imported on first use;
     without it the job fails visibly (and can be rerun once formation is installed)."""
     try:
@@ -47,25 +69,43 @@ def form_session(memory: Memory, job: Job) -> Mapping[str, Any] | None:
         raise FormationNotInstalled(
             "formation not installed: no module graphmem.formation.run; rerun this job once "
             "it is") from exc
-    result: Mapping[str, Any] | None = module.form_session(memory, job)
+    result: Mapping[str, Any] | None = module.form_session(ctx.former, job)
     return result
 
 
-def embed_document(memory: Memory, job: Job) -> Mapping[str, Any] | None:
+def form_trace(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
+    """``form_trace`` handler (`graphmem.procedural.jobs.form_trace`)."""
+    return procedural_jobs.form_trace(ctx.procedural, job)
+
+
+def form_skills(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
+    """``form_skills`` handler (`graphmem.procedural.jobs.form_skills`)."""
+    return procedural_jobs.form_skills(ctx.procedural, job)
+
+
+def embed_document(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
     """``embed_document`` handler: embed a large document version's chunks
     (`graphmem.documents.service.Documents.embed_pending`)."""
-    return memory.documents.embed_pending(job.tenant, job.payload["id"])
+    return ctx.documents.embed_pending(job.tenant, job.payload["id"])
 
 
-def build_topics(memory: Memory, job: Job) -> Mapping[str, Any] | None:
+def build_topics(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
     """``build_topics`` handler: an owner's topic tree built again
     (`graphmem.documents.service.Documents.build_topics`)."""
-    return memory.documents.build_topics(job.tenant, job.payload["owner"])
+    return ctx.documents.build_topics(job.tenant, job.payload["owner"])
 
 
-DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session, **PROCEDURAL_HANDLERS,
-                                        EMBED_DOCUMENT: embed_document,
-                                        BUILD_TOPICS: build_topics}
+def place_document(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
+    """``place_document`` handler: a new document version placed under its nearest topics,
+    the tree built again once enough changed
+    (`graphmem.documents.service.Documents.place`)."""
+    return ctx.documents.place(job.tenant, job.payload["id"])
+
+
+DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session, FORM_TRACE: form_trace,
+                                        FORM_SKILLS: form_skills, EMBED_DOCUMENT: embed_document,
+                                        BUILD_TOPICS: build_topics,
+                                        PLACE_DOCUMENT: place_document}
 
 
 def default_worker_id() -> str:
@@ -134,7 +174,7 @@ class Worker:
         result: Mapping[str, Any] | None = None
         retry = True
         try:
-            result = self.handlers[job.kind](self.memory, job)
+            result = self.handlers[job.kind](JobContext.of(self.memory), job)
         except PermanentJobError as exc:
             error, retry = describe(exc), False
         except Exception as exc:

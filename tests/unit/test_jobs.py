@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 from graphmem import cypher
 from graphmem.config import Settings
 from graphmem.jobs import Job, backoff_s, describe
-from graphmem.ops.worker import DEFAULT_HANDLERS, FormationNotInstalled, PermanentJobError, Worker
+from graphmem.ops.worker import (
+    DEFAULT_HANDLERS,
+    FormationNotInstalled,
+    JobContext,
+    PermanentJobError,
+    Worker,
+)
 from graphmem.store.jobs import FORM_SESSION, NewJob, form_session_jobs, job_key, job_key_parts
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -133,6 +139,7 @@ class FakeQueue:
 class FakeMemory:
     settings = Settings()
     store = None
+    former = procedural = documents = None  # what a handler's JobContext holds
 
 
 def worker(queue: FakeQueue, handlers: dict[str, Any], lease_s: float = 60) -> Worker:
@@ -177,7 +184,7 @@ def test_form_session_handler_without_formation_fails_permanently(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "graphmem.formation.run", None)
     with pytest.raises(FormationNotInstalled, match="formation not installed"):
-        DEFAULT_HANDLERS[FORM_SESSION](FakeMemory(), job())  # type: ignore[arg-type]
+        DEFAULT_HANDLERS[FORM_SESSION](JobContext.of(FakeMemory()), job())  # type: ignore[arg-type]
 
 
 def test_form_session_handler_delegates_to_formation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -185,9 +192,10 @@ def test_form_session_handler_delegates_to_formation(monkeypatch: pytest.MonkeyP
     fake = types.ModuleType("graphmem.formation.run")
     fake.form_session = lambda memory, j: calls.append((memory, j))  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "graphmem.formation.run", fake)
-    mem, j = FakeMemory(), job()
-    DEFAULT_HANDLERS[FORM_SESSION](mem, j)  # type: ignore[arg-type]
-    assert calls == [(mem, j)]
+    former, j = object(), job()
+    ctx = JobContext(former, None, None)  # type: ignore[arg-type]
+    DEFAULT_HANDLERS[FORM_SESSION](ctx, j)
+    assert calls == [(former, j)]  # the handler is given the worker's Former, not the Memory
 
 
 def test_run_forever_outlives_queue_errors() -> None:

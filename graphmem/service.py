@@ -43,10 +43,10 @@ from graphmem.models import (
 )
 from graphmem.procedural.models import Skill, SkillSearch
 from graphmem.procedural.service import Procedural
-from graphmem.retrieval import RetrievalSettings, packing, preset, rerank
+from graphmem.retrieval import Recipe, packing, recipes, rerank
 from graphmem.retrieval.deciders import LLMDecider, OfflineDecider
 from graphmem.retrieval.iterative import Decider
-from graphmem.retrieval.search import search
+from graphmem.retrieval.search import Runtime, Stores, search
 from graphmem.store import Store
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.export import ExportStore
@@ -248,54 +248,54 @@ class Memory:
         return UsageReport.of([UsageDay.model_validate(r) for r in rows])
 
     # --- recall -------------------------------------------------------------------------------
-    def retrieval_settings(self, name: str | None = None) -> RetrievalSettings:
-        """The preset's settings; with a sparse model, its recall list is on; the learned
-        re-ranking uses the rankers of the configured embedding, and is off under one that has
-        none."""
-        rs = preset(name or self.settings.retrieval_preset)
+    def recipe(self, method: Method = DEFAULT_METHOD, preset: str | None = None) -> Recipe:
+        """The named recipe of ``method`` under ``preset`` (default: the configured one) on this
+        server: with a sparse model, its recall list is on; the learned re-ranking uses the
+        rankers of the configured embedding, and is off under one that has none."""
         embedding = rerank.embedder_key(self.settings.embedder, self.settings.embedding_unit)
-        return rs.with_(sparse=self.sparse is not None, embedding=embedding,
-                        rerank=rs.rerank and rerank.serves(embedding))
+        return recipes.recipe(method, preset or self.settings.retrieval_preset).served(
+            embedding, self.sparse is not None, rerank.serves(embedding))
 
     @metrics.observe_search
     def search(
-        self, tenant: str, req: SearchRequest, rs: RetrievalSettings | None = None, *,
+        self, tenant: str, req: SearchRequest, recipe: Recipe | None = None, *,
         embedder: Embedder | None = None, timings: dict[str, float] | None = None,
     ) -> SearchResult:
         """``embedder``: the model to embed the query with (default: this Memory's); `context`
         passes one `QueryMemo` to its searches so the question is embedded once. ``timings``:
         milliseconds per stage are added to it (`graphmem.retrieval.search.STAGES`)."""
-        rs = rs or self.retrieval_settings(req.preset)
-        decider = self._decider(rs) if req.method == "iterative" else None
+        recipe = recipe or self.recipe(req.method, req.preset)
+        runtime = Runtime(embedder or self.embedder, self._pool, self.sparse,
+                          self._decider(recipe) if req.method == "iterative" else None)
+        stores = Stores(self.store.tenant(tenant), FactStore(self.store, tenant),
+                        EpisodeStore(self.store, tenant))
         with tenant_scope(tenant):  # the decider's LLM calls are the tenant's
-            return search(self.store.tenant(tenant), FactStore(self.store, tenant),
-                          EpisodeStore(self.store, tenant), embedder or self.embedder, req, rs,
-                          self._pool, decider, timings, self.sparse)
+            return search(stores, recipe, req, runtime, timings)
 
-    def _decider(self, rs: RetrievalSettings) -> Decider:
+    def _decider(self, recipe: Recipe) -> Decider:
         """The decider of method iterative (`Settings.iterative_decider`); one LLM client."""
         llm = self.settings.llm()
         if self.settings.iterative_decider == "offline" or (
                 self.settings.iterative_decider == "auto" and not llm.enabled):
-            return OfflineDecider(lists_only=not rs.iterative_every_question)
+            return OfflineDecider(lists_only=not recipe.iterative.iterative_every_question)
         if self._decide_llm is None:
             self._decide_llm = LLMClient(llm, sink=tenant_sink(UsageStore(self.store).record))
-        return LLMDecider(self._decide_llm, rs.iterative_shown)
+        return LLMDecider(self._decide_llm, recipe.iterative.iterative_shown)
 
     # --- for agents: the context to put in a prompt, and answers from it ------------------------
     def context(self, tenant: str, req: ContextRequest) -> ContextResult:
         """Messages, episodes and facts valid at ``req.as_of``, and with unit ``skill`` the top
         skills valid then, each with its sources, packed within ``req.max_tokens``
         (`graphmem.retrieval.packing`)."""
-        rs = self.retrieval_settings(req.preset)
+        self.recipe(DEFAULT_METHOD, req.preset)  # an unknown preset fails before any search
         memo = QueryMemo(self.embedder)
 
         def searches(reqs: Sequence[SearchRequest]) -> list[SearchResult]:
             """The unit searches side by side (the first on this thread); the query is embedded
             once, by whichever gets to it first (`QueryMemo`)."""
-            later = [self._units.submit(self.search, tenant, r, rs, embedder=memo)
+            later = [self._units.submit(self.search, tenant, r, None, embedder=memo)
                      for r in reqs[1:]]
-            first = [self.search(tenant, reqs[0], rs, embedder=memo)] if reqs else []
+            first = [self.search(tenant, reqs[0], None, embedder=memo)] if reqs else []
             return first + [f.result() for f in later]
 
         now = datetime.now(UTC)

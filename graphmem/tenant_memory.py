@@ -81,7 +81,7 @@ from graphmem.procedural.models import (
     TraceReport,
 )
 from graphmem.procedural.steps import trace_id
-from graphmem.retrieval import RetrievalSettings
+from graphmem.retrieval import Recipe
 from graphmem.store.episodes import EpisodeStore
 
 if TYPE_CHECKING:
@@ -443,10 +443,11 @@ class TenantMemory:
         self.cases = Cases(*parts)
         self.documents = Documents(*parts)
 
-    def search(self, req: SearchRequest, rs: RetrievalSettings | None = None) -> SearchResult:
-        """Hybrid recall (see the README's "Retrieval")."""
+    def search(self, req: SearchRequest, recipe: Recipe | None = None) -> SearchResult:
+        """Hybrid recall (see the README's "Retrieval"); ``recipe``: another than the request's
+        (`Memory.recipe`)."""
         self.access.owner(req.owner)
-        return self._memory.search(self.tenant, req, rs)
+        return self._memory.search(self.tenant, req, recipe)
 
     def context(self, req: ContextRequest) -> ContextResult:
         """What to put in a prompt about ``req.query``: facts, episodes and messages packed

@@ -19,8 +19,8 @@ from graphmem.bench.units import Probe, evidence_recall
 from graphmem.models import SearchRequest
 from graphmem.progress import track
 from graphmem.retrieval.plan import resolve
+from graphmem.retrieval.recipes import Recipe
 from graphmem.retrieval.search import message_lists, select_messages
-from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.service import Memory
 from graphmem.store import TenantStore, Windows
 
@@ -30,15 +30,17 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "matched_only": {"window_matched_only": True},
     "session": {"session_prior": True},
     "unsplit_session": {"window_split": False, "session_prior": True},
-    "no_windows": {"window_sizes": ()},
+    "no_windows": {"window_sizes": (), "ranker": "rrf_expand"},
     "no_window3": {"window_sizes": (5,)},
     "no_window5": {"window_sizes": (3,)},
     "no_window_vector": {"window_indexes": ("fulltext",)},
     "no_window_fulltext": {"window_indexes": ("vector",)},
-    "none": {"window_sizes": (), "session_prior": False},
+    "none": {"window_sizes": (), "session_prior": False, "ranker": "rrf_expand"},
 }
 """``all`` is `rrf_windows` as it runs; ``unsplit_session`` is its earlier form (every window
-list weighing 1, with the session prior); ``none`` is ``rrf_expand``."""
+list weighing 1, with the session prior); ``none`` is ``rrf_expand`` (re-ranked by its ranker,
+as are ``no_windows``; the other variants without windows of both sizes and both indexes have
+no ranker trained on their lists and keep the fused order)."""
 
 
 class CachedReads(TenantStore):
@@ -79,11 +81,12 @@ class CachedReads(TenantStore):
                        seen.records)
 
 
-def ablation(mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSettings,
+def ablation(mem: Memory, tenant: str, probes: Sequence[Probe], rs: Recipe,
              budgets: Sequence[int], categories: Sequence[int],
              stop: threading.Event | None = None) -> dict[str, Any]:
     """Recall of every variant of `VARIANTS`, overall and per category, by budget."""
-    widest = rs.with_(window_sizes=(3, 5), window_indexes=("vector", "fulltext"))
+    widest = rs.for_method("rrf_windows").with_(window_sizes=(3, 5),
+                                                window_indexes=("vector", "fulltext"))
     recall = {v: {b: [0.0] * len(probes) for b in budgets} for v in VARIANTS}
     for n, p in enumerate(track(probes, "questions (ablation)")):
         if stop is not None and stop.is_set():

@@ -62,7 +62,7 @@ def load(choice: str, settings: Settings) -> Embedder:
 def recall(mem: Memory, tenant: str, probes: Sequence[Probe],
            budgets: Sequence[int] = BUDGETS) -> dict[str, Any]:
     """Recall per method and budget, overall and per category: lists read once per question."""
-    rs = mem.retrieval_settings()
+    rs = mem.recipe()
     got = {m: {b: [0.0] * len(probes) for b in budgets} for m in METHODS}
     for n, p in enumerate(track(probes, "questions")):
         store = CachedReads(mem.store.tenant(tenant))
@@ -72,7 +72,8 @@ def recall(mem: Memory, tenant: str, probes: Sequence[Probe],
         lists = message_lists(store, mem.embedder, resolve(req, rs, now), sparse=mem.sparse)
         for m in METHODS:
             for b in budgets:
-                plan = resolve(req.model_copy(update={"method": m, "max_messages": b}), rs, now)
+                plan = resolve(req.model_copy(update={"method": m, "max_messages": b}),
+                               rs.for_method(m), now)
                 selected, records, _ = select_messages(
                     store, {name: lists[name] for name in plan.lists}, plan)
                 got[m][b][n] = evidence_recall(p.gold, [s.id for s in selected if s.id in records])

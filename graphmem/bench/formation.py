@@ -13,7 +13,7 @@ from typing import Any
 from graphmem.bench.units import Probe, evidence_recall
 from graphmem.datasets import locomo
 from graphmem.models import SearchRequest
-from graphmem.retrieval import RetrievalSettings
+from graphmem.retrieval import Recipe
 from graphmem.service import Memory
 
 _DAY = ("%d %B %Y", "%d %B, %Y", "%B %d, %Y", "%B %d %Y")
@@ -36,7 +36,7 @@ def form_all(mem: Memory, tenant: str, convs: Sequence[locomo.Conversation]) -> 
             "formed_by": mem.former.narrator.name}
 
 
-def score_episodes(mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSettings,
+def score_episodes(mem: Memory, tenant: str, probes: Sequence[Probe], rs: Recipe,
                    budgets: Sequence[int]) -> dict[str, Any]:
     """Recall with episodes as the unit: an episode returns all its source messages; the mean
     number of messages actually returned is reported beside each budget (the first episode is
@@ -70,7 +70,7 @@ def gold_forms(answer: str) -> list[str] | None:
 
 
 def temporal_in_context(mem: Memory, tenant: str, probes: Sequence[Probe],
-                        answers: dict[tuple[str, str], str], rs: RetrievalSettings,
+                        answers: dict[tuple[str, str], str], rs: Recipe,
                         budget: int = 10) -> dict[str, Any]:
     """For temporal questions (category 2) whose gold answer is one date: the share whose date
     appears in the rendered context (rrf_expand, ``budget`` messages), with the context's time

@@ -6,7 +6,7 @@ of the loop, at each budget. Recall is the mean over all questions (each scored 
 held its conversation out), as `ranker.cross_validate` pools them. Beside it, the same path with
 the shipped ranker (trained on the whole file: in-sample when the file is the one it was trained
 on). The loop's own settings and the offline decider's thresholds were chosen by hand and stay
-as they are (`RetrievalSettings`, `deciders.OfflineDecider`)."""
+as they are (`Recipe`, `deciders.OfflineDecider`)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ from graphmem.retrieval.deciders import OfflineDecider
 from graphmem.retrieval.expansion import Selected
 from graphmem.retrieval.iterative_search import iterative_messages
 from graphmem.retrieval.plan import Plan
+from graphmem.retrieval.recipes import Recipe
 from graphmem.retrieval.rerank import Ranker
 from graphmem.retrieval.search import message_lists, select_messages
-from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.service import Memory
 from graphmem.store.core import Row
 
@@ -68,18 +68,18 @@ def with_ranker(plan: Plan, ranker: Ranker | None, default_decay: float) -> Plan
     return replace(plan, ranker=ranker, decay=ranker.decay_or(default_decay))
 
 
-def searcher(mem: Memory, tenant: str, rs: RetrievalSettings) -> Run:
+def searcher(mem: Memory, tenant: str, rs: Recipe) -> Run:
     """`Run` over the store: the search's own iterative path (`iterative_messages` on the
     one-shot pipeline, the offline decider as the server builds it), every round's plan
     re-ranked by the given ranker."""
     store = mem.store.tenant(tenant)
-    decider = OfflineDecider(lists_only=not rs.iterative_every_question)
+    decider = OfflineDecider(lists_only=not rs.iterative.iterative_every_question)
 
     def run(p: Probe, budget: int, ranker: Ranker | None) -> tuple[list[str], int]:
         embedder = QueryMemo.of(mem.embedder)
 
         def one_shot(plan: Plan) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]:
-            plan = with_ranker(plan, ranker, rs.neighbour_decay)
+            plan = with_ranker(plan, ranker, rs.expansion.neighbour_decay)
             return select_messages(store, message_lists(store, embedder, plan, mem.search_pool,
                                                         sparse=mem.sparse), plan)
 
@@ -99,15 +99,15 @@ def main(mem: Memory, data: str, tenant: str | None = None,
     conversation, search every question with its fold's ranker; with ``in_sample``, also with
     the shipped one. ``depth``: the candidates the fold's rankers re-rank (default `DEPTH` of
     the base method); ``preset``: the retrieval preset searched (default: the server's)."""
-    rs = mem.retrieval_settings(preset)
-    base = rs.with_(graph_list=rs.graph_list or rs.iterative_graph_list)
-    method = rs.iterative_base
+    rs = mem.recipe("iterative", preset)
+    method = rs.iterative.iterative_base
     if method not in fitting.DEPTH:
         raise ValueError(f"no ranker is trained for iterative_base {method!r}")
+    base = rs.rounds()
     depth = depth or fitting.DEPTH[method]
     with fitting.seeded(mem, data, tenant, log) as (name, probes):
         log(f"collecting {len(probes)} questions ({method}, graph list "
-            f"{base.graph_list}) ...")
+            f"{base.walk.graph_list}) ...")
         names, samples = fitting.collect(mem, name, probes, method, base)  # type: ignore[arg-type]
         log("fitting a ranker per held-out conversation ...")
         folds = fitting.fold_rankers(samples, names, depth)

@@ -13,7 +13,6 @@ even on error.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import importlib
 import json
@@ -40,7 +39,7 @@ from graphmem.config import Settings, hash_api_key
 from graphmem.datasets import locomo
 from graphmem.models import Method, SearchRequest
 from graphmem.progress import track
-from graphmem.retrieval import RetrievalSettings
+from graphmem.retrieval import Recipe
 from graphmem.service import Memory
 
 METHODS: tuple[Method, ...] = ("fulltext", "vector", "rrf", "rrf_expand", "graph", "iterative")
@@ -125,7 +124,7 @@ def warm_up(
 
 
 def score(
-    mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSettings,
+    mem: Memory, tenant: str, probes: Sequence[Probe], rs: Recipe,
     stop: threading.Event | None = None, methods: Sequence[Method] = METHODS,
 ) -> dict[str, Any]:
     """One search per (question, method, budget); mean recall overall and per category, and the
@@ -141,7 +140,7 @@ def score(
                 req = SearchRequest(query=p.query, owner=p.owner, method=m, max_messages=b,
                                     trace=m == "iterative")
                 t0 = time.perf_counter()
-                res = mem.for_tenant(tenant).search(req, rs)
+                res = mem.for_tenant(tenant).search(req, rs.for_method(m))
                 times[m].append((time.perf_counter() - t0) * 1000)
                 if res.trace is not None:
                     rounds[m].append(len(res.trace.rounds))
@@ -188,7 +187,7 @@ def latency_inprocess(
 
 
 def latency_sparse(
-    mem: Memory, tenant: str, probes: Sequence[Probe], rs: RetrievalSettings,
+    mem: Memory, tenant: str, probes: Sequence[Probe], rs: Recipe,
     stop: threading.Event | None = None,
 ) -> dict[str, dict[str, float]]:
     """`Memory.search` wall time of rrf_expand (k=10, no budget) with the sparse list and without
@@ -209,22 +208,23 @@ def latency_side_by_side(
 
 def _interleaved(
     mem: Memory, tenant: str, probes: Sequence[Probe],
-    variants: dict[str, tuple[Method, RetrievalSettings | None]],
+    variants: dict[str, tuple[Method, Recipe | None]],
     stop: threading.Event | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Wall time of each variant (a method, and settings or the Memory's own), k=10, no budget,
+    """Wall time of each variant (a method, and a recipe or the Memory's own), k=10, no budget,
     the variants interleaved question by question, after a warm-up."""
     tm = mem.for_tenant(tenant)
     for p in probes[:WARMUP]:
         for m, rs in variants.values():
-            tm.search(SearchRequest(query=p.query, owner=p.owner, method=m), rs)
+            tm.search(SearchRequest(query=p.query, owner=p.owner, method=m),
+                      rs and rs.for_method(m))
     times: dict[str, list[float]] = {name: [] for name in variants}
     for p in probes:
         _check(stop)
         for name, (m, rs) in variants.items():
             req = SearchRequest(query=p.query, owner=p.owner, method=m)
             t0 = time.perf_counter()
-            tm.search(req, rs)
+            tm.search(req, rs and rs.for_method(m))
             times[name].append((time.perf_counter() - t0) * 1000)
     return {name: percentiles(t) for name, t in times.items()}
 
@@ -506,7 +506,7 @@ def main(
     probes = probes[::every]
     tenant = "bench-" + secrets.token_hex(6)
     mem = Memory.open(settings)
-    rs = mem.retrieval_settings()
+    rs = mem.recipe()  # the configured preset; each method runs `rs.for_method`
     owners: list[str] = []
     stop = threading.Event()
     stages: dict[str, float] = {}
@@ -514,7 +514,8 @@ def main(
         "started_at": started.isoformat(),
         "data": {"path": str(data.resolve()),
                  "sha256": hashlib.sha256(data.read_bytes()).hexdigest()},
-        "settings": {"preset": settings.retrieval_preset, **dataclasses.asdict(rs),
+        "settings": {"preset": settings.retrieval_preset,
+                     **{k: v for k, v in rs.flat().items() if k != "method"},
                      "embedding_model": mem.embedder.name, "sparse_model": settings.sparse,
                      "embedding_dimensions": mem.embedder.dimensions,
                      "neo4j_version": mem.store.server_version, "ingest_batch": BATCH,
@@ -557,7 +558,7 @@ def main(
             out["methods"].update(stage("recall", lambda: _off_main(
                 stop, score, mem, tenant, probes, rs, stop, one_shot)))
             save()
-            if rs.sparse:
+            if rs.lists.sparse:
                 out["without_sparse"] = stage("recall_without_sparse", lambda: _off_main(
                     stop, score, mem, tenant, probes, rs.with_(sparse=False), stop,
                     [m for m in SPARSE_METHODS if m in one_shot]))

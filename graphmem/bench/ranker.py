@@ -24,6 +24,7 @@ from graphmem.models import Method, SearchRequest
 from graphmem.retrieval.expansion import select_heads
 from graphmem.retrieval.fusion import Fused
 from graphmem.retrieval.plan import reranked_lists, resolve
+from graphmem.retrieval.recipes import Recipe
 from graphmem.retrieval.rerank import (
     REACH,
     Ranker,
@@ -33,7 +34,6 @@ from graphmem.retrieval.rerank import (
     rerank,
 )
 from graphmem.retrieval.search import fused_candidates, message_lists
-from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.service import Memory
 
 BUDGETS = (5, 10, 20, 50)
@@ -74,12 +74,12 @@ class Sample:
 
 
 def collect(mem: Memory, tenant: str, probes: Sequence[Any], method: Method,
-            rs: RetrievalSettings, depth: int = COLLECTED) -> tuple[tuple[str, ...], list[Sample]]:
+            rs: Recipe, depth: int = COLLECTED) -> tuple[tuple[str, ...], list[Sample]]:
     """Each probe's candidates as the search finds them (without re-ranking): the features and
     labels of the first ``depth``, the windows and messages of the first `READ` (or ``depth``).
     Returns the recall lists' names and the samples."""
     store = mem.store.tenant(tenant)
-    rs = rs.with_(rerank=False)
+    rs = rs.for_method(method).with_(rerank=False)
     names: tuple[str, ...] = ()
     out = []
     for p in probes:
@@ -248,7 +248,7 @@ def main(mem: Memory, data: str, method: Method, tenant: str | None = None,
     figures."""
     with seeded(mem, data, tenant, log) as (name, probes):
         log(f"collecting {len(probes)} questions ({method}) ...")
-        names, samples = collect(mem, name, probes, method, mem.retrieval_settings(preset))
+        names, samples = collect(mem, name, probes, method, mem.recipe(method, preset))
         return fitted(mem, data, method, names, samples, depth, log)
 
 

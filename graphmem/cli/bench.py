@@ -15,7 +15,7 @@ from graphmem.config import Settings
 from graphmem.errors import GraphMemError
 from graphmem.models import Method
 from graphmem.ops import neo4j_server
-from graphmem.retrieval.settings import PRESETS
+from graphmem.retrieval.recipes import PRESETS
 
 bench_app = typer.Typer(help="Benchmarks (scripts that print numbers).")
 

@@ -1,9 +1,9 @@
 """Method ``iterative`` over the store: each round's recall is one run of the one-shot pipeline
-(`graphmem.retrieval.search`: recall lists, fusion, expansion, selection) with the base method
-``iterative_base`` (with the PageRank list unless ``iterative_graph_list`` is off), at the
-request's message budget K; the loop, the pool and the assembly are
-`graphmem.retrieval.iterative`, the decisions `graphmem.retrieval.deciders`. Also turns the loop's
-outcome into the reply's `SearchTrace`."""
+(`graphmem.retrieval.search`: recall lists, fusion, expansion, selection) with the recipe of its
+rounds (`Recipe.rounds`: the base method ``iterative_base``, with the PageRank list unless
+``iterative_graph_list`` is off), at the request's message budget K; the loop, the pool and
+the assembly are `graphmem.retrieval.iterative`, the decisions `graphmem.retrieval.deciders`.
+Also turns the loop's outcome into the reply's `SearchTrace`."""
 
 from __future__ import annotations
 
@@ -27,12 +27,12 @@ from graphmem.retrieval.deciders import OfflineDecider
 from graphmem.retrieval.expansion import Selected
 from graphmem.retrieval.iterative import Bounds, Budget, Candidate, Decider, Outcome, iterate
 from graphmem.retrieval.plan import Plan, resolve
-from graphmem.retrieval.settings import RetrievalSettings
+from graphmem.retrieval.recipes import ITERATIVE_BASES, Recipe
 from graphmem.store.core import Row
 
 TRACE_CANDIDATES = 20
 """Candidates per query listed in a trace."""
-BASES: frozenset[str] = frozenset({"rrf_expand", "rrf_windows"})
+BASES: frozenset[str] = ITERATIVE_BASES
 
 
 OneShot = Callable[[Plan], tuple[list[Selected], dict[str, Row], set[tuple[str, str]]]]
@@ -41,35 +41,34 @@ NEXT links among them (`search.one_shot`)."""
 
 
 def iterative_messages(
-    one_shot: OneShot, req: SearchRequest, rs: RetrievalSettings,
+    one_shot: OneShot, req: SearchRequest, recipe: Recipe,
     decider: Decider | None = None,
 ) -> tuple[list[Selected], dict[str, Row], set[tuple[str, str]], SearchTrace | None]:
     """The messages method ``iterative`` selects (with their records and NEXT links, for
-    `search.pack`) and, when the request asks for it, the trace."""
+    `search.pack`) and, when the request asks for it, the trace. ``recipe``: the iterative
+    recipe; its rounds run `Recipe.rounds`."""
     started = time.perf_counter()
-    if rs.iterative_base not in BASES:
-        raise ValueError(f"iterative_base must be one of {sorted(BASES)}")
+    it = recipe.iterative
+    rounds = recipe.rounds()
     now = datetime.now(UTC)
-    if rs.iterative_graph_list:
-        rs = rs.with_(graph_list=True)
-    base = req.model_copy(update={"method": cast(Method, rs.iterative_base)})
-    first_plan = resolve(base, rs, now)
+    base = req.model_copy(update={"method": cast(Method, it.iterative_base)})
+    first_plan = resolve(base, rounds, now)
     records: dict[str, Row] = {}
     links: set[tuple[str, str]] = set()
 
     def recall(query: str) -> list[Candidate]:
         plan = (first_plan if query == req.query
-                else resolve(base.model_copy(update={"query": query}), rs, now))
+                else resolve(base.model_copy(update={"query": query}), rounds, now))
         if budget_k is not None:
             plan = _with_budget(plan, budget_k)
         selected, rows, pairs = one_shot(plan)
         records.update(rows)
         links.update(pairs)
         follow_up = query != req.query
-        weight = rs.iterative_follow_up_weight if follow_up else 1.0
+        weight = it.iterative_follow_up_weight if follow_up else 1.0
         found = [_candidate(s, rows[s.id], n, weight)
                  for n, s in enumerate((s for s in selected if s.id in rows), start=1)]
-        return found[: rs.iterative_follow_up_depth] if follow_up else found
+        return found[: it.iterative_follow_up_depth] if follow_up else found
 
     budget_k: int | None = first_plan.budget
     first = recall(req.query)
@@ -77,16 +76,16 @@ def iterative_messages(
         budget_k = len(first)  # no budget: as many messages as the base method returns
     cached = {req.query: first}
     k = budget_k
-    bounds = Bounds(rounds=rs.iterative_rounds, queries=rs.iterative_queries,
-                    patience=rs.iterative_patience, fallback=rs.iterative_fallback,
-                    core=max(1, int(k * rs.iterative_core_share)))
+    bounds = Bounds(rounds=it.iterative_rounds, queries=it.iterative_queries,
+                    patience=it.iterative_patience, fallback=it.iterative_fallback,
+                    core=max(1, int(k * it.iterative_core_share)))
     decider = decider or OfflineDecider()
     outcome = iterate(req.query, lambda q: cached.pop(q) if q in cached else recall(q),
-                      decider, bounds, Budget(k, rs.iterative_max_tokens))
+                      decider, bounds, Budget(k, it.iterative_max_tokens))
     selected = [Selected(f.candidate.id, f.score, f.candidate.lists,
                          any(r != "neighbour" for r in f.candidate.lists))
                 for f in outcome.items]
-    trace = (to_trace(outcome, decider.name, rs.iterative_base,
+    trace = (to_trace(outcome, decider.name, it.iterative_base,
                       (time.perf_counter() - started) * 1000) if req.trace else None)
     return selected, records, links, trace
 

@@ -1,4 +1,4 @@
-"""A search request and its preset, resolved once into a `Plan`: which units and recall lists,
+"""A search request and its recipe, resolved once into a `Plan`: which units and recall lists,
 the budgets, expansion and time handling. Pure; everything downstream reads the plan only."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from graphmem.messages.metadata import Condition
 from graphmem.models import Method, SearchRequest, Units
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.graph import GraphWalk
-from graphmem.retrieval.rerank import Ranker, for_lists
-from graphmem.retrieval.settings import RetrievalSettings
+from graphmem.retrieval.recipes import Recipe
+from graphmem.retrieval.rerank import Ranker, named
 
 TimeHint = Literal["boost", "restrict", "off"]
 EXPANDING: frozenset[Method] = frozenset({"rrf_expand", "rrf_windows", "iterative", "graph"})
@@ -59,14 +59,14 @@ class Plan:
     """Hits per episode or observation recall list."""
     overfetch: int
     one_round_trip: bool
-    """``vector`` and ``fulltext`` in one query (`RetrievalSettings.one_round_trip`)."""
+    """``vector`` and ``fulltext`` in one query (`Lists.one_round_trip`)."""
     budget: int | None
     """Messages to return after expansion; None: the first k nuclei, each with its window."""
     expand: tuple[int, int] | None
     """(before, after) along NEXT around each nucleus; None: no expansion."""
     decay: float
     """A neighbour earns its nucleus's score x decay^distance: the ranker's (`Ranker.decay`) when
-    one re-ranks, else the preset's ``neighbour_decay``."""
+    one re-ranks, else the recipe's ``neighbour_decay``."""
     rrf_k: int
     time_hint: TimeHint
     now: datetime
@@ -89,9 +89,13 @@ class Plan:
     """Only messages with this metadata (`graphmem.messages.metadata.condition`, one clause per
     key): every recall list, derived list and neighbour is held to it."""
     ranker: Ranker | None = None
-    """The learned re-ranking of the fused candidates before expansion (`rerank`); None: the
-    fused order stands (no ranker for these lists, see `reranked_lists`; no expansion; or
-    ``rerank`` off)."""
+    """The learned re-ranking of the fused candidates before expansion (`rerank`): the ranker
+    the recipe names (`Rerank.ranker`); None: the fused order stands (no expansion, re-ranking
+    off, the recipe names none, or the one it names is missing: see ``no_ranker``)."""
+    no_ranker: str | None = None
+    """Why the ranker the recipe names does not re-rank (not shipped under the embedding, or
+    trained on other lists, see `rerank.named`; logged once); None when it does or none is
+    named."""
     as_of: datetime | None = None
     """The request's ``as_of``: no unit that happened after it is recalled or added around a
     hit (None: no such limit; ``now`` still resolves the query's times)."""
@@ -113,48 +117,54 @@ def _indexes(method: Method, sparse: bool) -> tuple[str, ...]:
     return ("vector", "fulltext", "sparse") if sparse else ("vector", "fulltext")
 
 
-def graph_walk(rs: RetrievalSettings) -> GraphWalk:
+def graph_walk(recipe: Recipe) -> GraphWalk:
     """Method ``graph``: how its PageRank list is made (``rrf_expand`` plus that list)."""
-    return GraphWalk(weight=rs.graph_weight, alpha=rs.graph_alpha, seeds=rs.graph_seeds,
-                     query_share=rs.graph_query_share, max_degree=rs.graph_max_degree)
+    w = recipe.walk
+    return GraphWalk(weight=w.graph_weight, alpha=w.graph_alpha, seeds=w.graph_seeds,
+                     query_share=w.graph_query_share, max_degree=w.graph_max_degree)
 
 
-def resolve(req: SearchRequest, rs: RetrievalSettings, now: datetime) -> Plan:
-    """The plan of ``req`` under the settings ``rs``; ``now`` stands in for a missing
-    ``as_of``."""
-    budget = req.max_messages if req.max_messages is not None else rs.max_messages
-    indexes = _indexes(req.method, rs.sparse)
-    windows = rs.window_sizes if req.method == "rrf_windows" else ()
-    lists = (*indexes, *(window_list(s, i) for s in windows for i in rs.window_indexes
+def resolve(req: SearchRequest, recipe: Recipe, now: datetime) -> Plan:
+    """The plan of ``req`` under ``recipe`` (the recipe of the request's method); ``now`` stands
+    in for a missing ``as_of``."""
+    if recipe.method != req.method:
+        raise ValueError(f"recipe {recipe.name} is not for method {req.method!r}")
+    ls, fu, ex, rr = recipe.lists, recipe.fusion, recipe.expansion, recipe.reranking
+    budget = req.max_messages if req.max_messages is not None else ex.max_messages
+    indexes = _indexes(req.method, ls.sparse)
+    windows = ls.window_sizes if req.method == "rrf_windows" else ()
+    lists = (*indexes, *(window_list(s, i) for s in windows for i in ls.window_indexes
                          if i in indexes))
     fulltext = lucene_escape(req.query) if "fulltext" in indexes else ""
     expand = None
     if req.method in EXPANDING:
         expand = ((req.expand.before, req.expand.after) if req.expand is not None
-                  else (rs.expand_before, rs.expand_after))
+                  else (ex.expand_before, ex.expand_after))
     single = req.method in ("fulltext", "vector")  # a single-index method is that index alone
-    graph = graph_walk(rs) if req.method == "graph" or (
-        rs.graph_list and req.method in EXPANDING) else None
-    ranker = (for_lists(reranked_lists(lists, graph), rs.embedding)
-              if rs.rerank and expand is not None else None)
-    decay = ranker.decay_or(rs.neighbour_decay) if ranker is not None else rs.neighbour_decay
+    graph = graph_walk(recipe) if req.method == "graph" or (
+        recipe.walk.graph_list and req.method in EXPANDING) else None
+    ranker, no_ranker = None, None
+    if rr.rerank and expand is not None and rr.ranker is not None:
+        ranker, no_ranker = named(rr.ranker, reranked_lists(lists, graph), rr.embedding)
+    decay = (ranker.decay_or(ex.neighbour_decay) if ranker is not None
+             else ex.neighbour_decay)
     return Plan(
         query=req.query, owner=req.owner, method=req.method, units=req.units, lists=lists,
         unit_lists=tuple(i for i in indexes if i == "vector" or (i == "fulltext" and fulltext)),
         embed="vector" in indexes, fulltext=fulltext, k=req.k,
         # for k nuclei, 3k (at least 20) per list: ranks beyond that barely move the top k
-        candidates=rs.candidates if budget is not None else min(rs.candidates,
+        candidates=ls.candidates if budget is not None else min(ls.candidates,
                                                                   max(3 * req.k, 20)),
-        unit_candidates=rs.candidates, overfetch=rs.overfetch,
-        one_round_trip=rs.one_round_trip, budget=budget, expand=expand,
-        decay=decay, rrf_k=rs.rrf_k, time_hint="off" if single else req.time_hint,
-        now=req.as_of or now, session_prior=rs.session_prior and req.method == "rrf_windows",
-        session_depth=rs.session_depth, window_split=rs.window_split,
-        window_matched_only=rs.window_matched_only, session_id=req.session_id,
-        time_from=req.time_from, time_to=req.time_to, normalise_time=rs.normalise_time,
-        sparse_weight=rs.sparse_weight, graph=graph,
-        ranker=ranker, metadata=metadata.condition(req.metadata), as_of=req.as_of,
-        order=req.order,
+        unit_candidates=ls.candidates, overfetch=ls.overfetch,
+        one_round_trip=ls.one_round_trip, budget=budget, expand=expand,
+        decay=decay, rrf_k=fu.rrf_k, time_hint="off" if single else req.time_hint,
+        now=req.as_of or now, session_prior=fu.session_prior and req.method == "rrf_windows",
+        session_depth=fu.session_depth, window_split=fu.window_split,
+        window_matched_only=ls.window_matched_only, session_id=req.session_id,
+        time_from=req.time_from, time_to=req.time_to, normalise_time=ex.normalise_time,
+        sparse_weight=fu.sparse_weight, graph=graph,
+        ranker=ranker, no_ranker=no_ranker, metadata=metadata.condition(req.metadata),
+        as_of=req.as_of, order=req.order,
     )
 
 

@@ -10,6 +10,7 @@ model and unit (their scores and ranks differ under another)."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -19,8 +20,10 @@ from importlib import resources
 from typing import Any
 
 from graphmem.retrieval.fusion import Fused
+from graphmem.retrieval.recipes import DEFAULT_EMBEDDING
 from graphmem.retrieval.retrievers import Candidate
-from graphmem.retrieval.settings import DEFAULT_EMBEDDING
+
+log = logging.getLogger(__name__)
 
 _TIME_WORDS = frozenset({
     "yesterday", "today", "tomorrow", "tonight", "last", "next", "ago", "week", "weekend",
@@ -184,12 +187,12 @@ def rerank(ranker: Ranker, query: str, fused: Sequence[Fused],
 
 
 @cache
-def shipped() -> dict[tuple[str, tuple[str, ...]], Ranker]:
-    """The shipped rankers (every ``rankers/<embedding>/*.json``) by the embedding they were
-    trained under (`embedder_key`) and the recall lists they re-rank: per embedding, one per set
-    of recall lists (a method's, ``graph`` being ``rrf_expand``'s with the PageRank list;
-    ``rrf_windows`` with the PageRank list, preset ``deep``; and each of them with the
-    learned-sparse list, a server with ``GRAPHMEM_SPARSE``). Each file names both."""
+def files() -> dict[tuple[str, str], Ranker]:
+    """The shipped rankers (every ``rankers/<embedding>/<name>.json``) by the embedding they were
+    trained under (`embedder_key`) and their name, which recipes give (`Rerank.ranker`): per
+    embedding, one per one-shot method and shape (``rrf_expand``, ``graph``, ``rrf_windows``,
+    ``rrf_windows_graph``), each with a twin ``<name>_sparse`` trained with the learned-sparse
+    list (a server with ``GRAPHMEM_SPARSE``). Each file names its lists and embedding."""
     root = resources.files("graphmem.retrieval").joinpath("rankers")
     out = {}
     for folder in sorted(root.iterdir(), key=lambda e: e.name):
@@ -198,8 +201,42 @@ def shipped() -> dict[tuple[str, tuple[str, ...]], Ranker]:
         for entry in sorted(folder.iterdir(), key=lambda e: e.name):
             if entry.name.endswith(".json"):
                 ranker = Ranker.from_json(json.loads(entry.read_text(encoding="utf-8")))
-                out[ranker.embedder, ranker.lists] = ranker
+                out[ranker.embedder, entry.name.removesuffix(".json")] = ranker
     return out
+
+
+@cache
+def shipped() -> dict[tuple[str, tuple[str, ...]], Ranker]:
+    """The shipped rankers (`files`) by their embedding and the recall lists they re-rank."""
+    return {(r.embedder, r.lists): r for r in files().values()}
+
+
+def file_name(ranker: str, lists: Sequence[str]) -> str:
+    """The file a recipe's ranker is read from for these lists: ``<ranker>``, or its twin
+    ``<ranker>_sparse`` when the learned-sparse list runs."""
+    return f"{ranker}_sparse" if "sparse" in lists else ranker
+
+
+_warned: set[tuple[str, str, tuple[str, ...]]] = set()
+
+
+def named(ranker: str, lists: Sequence[str],
+          embedding: str = DEFAULT_EMBEDDING) -> tuple[Ranker | None, str | None]:
+    """The shipped ranker a recipe names, for a plan's recall lists (`plan.reranked_lists`):
+    ``(ranker, None)``; or, when none of that name is shipped under ``embedding`` or it was
+    trained on other lists, ``(None, why)``: the search keeps the fused order, and says so
+    once in the log (a warning)."""
+    name = file_name(ranker, lists)
+    found = files().get((embedding, name))
+    if found is not None and found.lists == tuple(lists):
+        return found, None
+    why = (f"ranker {name!r} is not shipped under embedding {embedding!r}" if found is None
+           else f"ranker {name!r} was trained on lists {list(found.lists)}, not {list(lists)}")
+    key = (embedding, name, tuple(lists))
+    if key not in _warned:
+        _warned.add(key)
+        log.warning("no learned re-ranking, the fused order stands: %s", why)
+    return None, why
 
 
 def embedder_key(embedder: str, unit: str) -> str:

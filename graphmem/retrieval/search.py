@@ -1,4 +1,5 @@
-"""One search as a pipeline: the request resolved into a `Plan`, the query embedded once, one
+"""One search as a pipeline: the request resolved with its recipe (`graphmem.retrieval.recipes`)
+into a `Plan`, the query embedded once, one
 retriever per unit giving ranked lists, pure fusion (with the time and session lists), pure
 expansion and selection, packing: the hits best first (or in time), each with the turns
 around it, and the context rendered in time. Given a ``timings`` map, a search adds the
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import pairwise, zip_longest
 from time import perf_counter
@@ -29,6 +30,7 @@ from graphmem.retrieval.graph import GraphWalk, Neighbourhood
 from graphmem.retrieval.iterative import Decider
 from graphmem.retrieval.iterative_search import iterative_messages
 from graphmem.retrieval.plan import Plan, resolve, window_size
+from graphmem.retrieval.recipes import Recipe
 from graphmem.retrieval.rerank import rerank
 from graphmem.retrieval.retrievers import (
     Candidate,
@@ -40,7 +42,6 @@ from graphmem.retrieval.retrievers import (
     WindowRetriever,
     index_of,
 )
-from graphmem.retrieval.settings import RetrievalSettings
 from graphmem.store import Filters, TenantStore, Windows
 from graphmem.store.core import Row
 from graphmem.store.entities import EntityStore
@@ -84,25 +85,43 @@ def clock(timings: Timings | None) -> float:
     return perf_counter() if timings is not None else 0.0
 
 
-def search(
-    store: TenantStore, facts: FactStore, episodes: EpisodeStore, embedder: Embedder,
-    req: SearchRequest, rs: RetrievalSettings, pool: Executor | None = None,
-    decider: Decider | None = None, timings: Timings | None = None,
-    sparse: SparseEncoder | None = None,
-) -> SearchResult:
-    """One search. Method ``iterative`` runs rounds of its base method (`iterative_search`),
-    with ``decider`` (default: the offline one). The query is embedded once however many
-    lists and rounds read its vector. ``timings``: see the module. ``sparse``: the sparse model
-    (needed when ``rs.sparse``)."""
+@dataclass(frozen=True)
+class Stores:
+    """The tenant's stores a search reads."""
+
+    messages: TenantStore
+    facts: FactStore
+    episodes: EpisodeStore
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What a search runs with besides the stores: the query's embedder, the pool the recall
+    lists run side by side in (None: one after the other), the sparse model (needed when the
+    recipe has the learned-sparse list) and method ``iterative``'s decider (default: the offline
+    one)."""
+
+    embedder: Embedder
+    pool: Executor | None = None
+    sparse: SparseEncoder | None = None
+    decider: Decider | None = None
+
+
+def search(stores: Stores, recipe: Recipe, req: SearchRequest, runtime: Runtime,
+           timings: Timings | None = None) -> SearchResult:
+    """One search of ``req`` with ``recipe`` (the recipe of the request's method). Method
+    ``iterative`` runs rounds of its base method (`iterative_search`). The query is embedded
+    once however many lists and rounds read its vector. ``timings``: see the module."""
     t = clock(timings)
-    embedder = QueryMemo.of(embedder)
-    plan = resolve(req, rs, datetime.now(UTC))
+    store, pool, sparse = stores.messages, runtime.pool, runtime.sparse
+    embedder = QueryMemo.of(runtime.embedder)
+    plan = resolve(req, recipe, datetime.now(UTC))
     lap(timings, "plan", t)
     if plan.units == "episodes":
-        return _episodes(store, episodes, embedder, req, plan, pool)
+        return _episodes(store, stores.episodes, embedder, req, plan, pool)
     observations: list[FactHit] = []
     if not plan.messages:
-        return pack(req, [], {}, set(), _observations(facts, embedder, plan, pool),
+        return pack(req, [], {}, set(), _observations(stores.facts, embedder, plan, pool),
                     plan.normalise_time)
     trace = None
     if req.method == "iterative":
@@ -110,12 +129,13 @@ def search(
             return select_messages(store, message_lists(store, embedder, p, pool,
                                                         sparse=sparse), p)
 
-        selected, records, links, trace = iterative_messages(one_shot, req, rs, decider)
+        selected, records, links, trace = iterative_messages(one_shot, req, recipe,
+                                                             runtime.decider)
     else:
         lists = message_lists(store, embedder, plan, pool, timings, sparse)
         selected, records, links = select_messages(store, lists, plan, timings)
     if plan.observations:  # the query's vector is the memo's by now
-        observations = _observations(facts, embedder, plan, pool)
+        observations = _observations(stores.facts, embedder, plan, pool)
     t = clock(timings)
     result = pack(req, selected, records, links, observations, plan.normalise_time,
                   plan.expand if plan.budget is None else None)
@@ -519,4 +539,4 @@ def _order(record: Mapping[str, Any], id_: str) -> tuple[Any, ...]:
             record.get("batch_index") or 0, id_)
 
 
-__all__ = ["Fused", "message_lists", "pack", "returned_ids", "search"]
+__all__ = ["Fused", "Runtime", "Stores", "message_lists", "pack", "returned_ids", "search"]

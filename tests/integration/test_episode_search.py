@@ -6,7 +6,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from graphmem.models import MessageIn, SearchRequest
-from graphmem.retrieval import preset
+from graphmem.retrieval import recipe
 from graphmem.service import Memory
 from tests.integration.helpers import T0, msg, owner
 
@@ -39,7 +39,7 @@ def test_context_shows_resolved_dates(memory: Memory, tenant: str) -> None:
     res = memory.search(tenant, req)
     assert "yesterday [2023-05-07]" in res.context
     assert all("[2023-05-07]" not in h.text for h in res.hits)  # the stored text is unchanged
-    raw = memory.search(tenant, req, preset("default").with_(normalise_time=False))
+    raw = memory.search(tenant, req, recipe("rrf_expand").with_(normalise_time=False))
     assert "[2023-05-07]" not in raw.context
 
 

@@ -213,7 +213,7 @@ def test_decider_on_a_multi_hop_question(request: pytest.FixtureRequest,
         res = mem.for_tenant(tenant).search(SearchRequest(
             query="In which city does the woman who adopted the beagle puppy work?", owner=who,
             method="iterative", max_messages=4, trace=True))
-        rs = mem.retrieval_settings(None)
+        rs = mem.recipe("iterative").iterative
         used = mem.llm_usage(tenant).totals["decide"].calls
     trace = res.trace
     assert trace is not None and trace.decider == "llm", trace

@@ -234,7 +234,7 @@ def test_a_search_request_hands_off_to_one_worker_thread(
 
 def test_one_round_trip_finds_what_two_find(memory: Memory, tenant: str, talk: str) -> None:
     """The message lists in one query or in two: the same search result."""
-    base = memory.retrieval_settings()
+    base = memory.recipe()
     for query in ("Matterhorn trail", "who teaches the cello?", "tax forms on Tuesday"):
         req = SearchRequest(query=query, owner=talk, k=3)
         one = memory.search(tenant, req, base.with_(one_round_trip=True))

@@ -121,7 +121,7 @@ def test_the_ranker_bench_reads_the_sparse_list(sparse_memory: Memory, tenant: s
     sparse_memory.former.form(tenant, who, "s1")
     probe = Probe(owner=who, query=QUESTION, category=4, gold=(locomo.dia_id(ids[CELLO]),))
     names, samples = collect(sparse_memory, tenant, [probe], "rrf_expand",
-                             sparse_memory.retrieval_settings())
+                             sparse_memory.recipe())
     assert names == ("vector", "fulltext", "sparse")
     assert any(c.id == ids[CELLO] for c in samples[0].lists["sparse"])
     assert 1 in samples[0].labels

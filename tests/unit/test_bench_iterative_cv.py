@@ -13,7 +13,7 @@ from graphmem.bench.iterative_cv import scores, with_ranker
 from graphmem.bench.ranker import fold_rankers
 from graphmem.bench.units import Probe
 from graphmem.models import SearchRequest
-from graphmem.retrieval import RetrievalSettings
+from graphmem.retrieval import recipe
 from graphmem.retrieval.plan import resolve
 from graphmem.retrieval.rerank import Ranker, feature_names
 from tests.unit.test_bench_ranker import LISTS, T0, sample
@@ -72,7 +72,7 @@ def test_scores_pool_every_question_by_budget_and_category() -> None:
 
 
 def test_a_fold_s_ranker_and_its_decay_replace_the_shipped_one() -> None:
-    rs = RetrievalSettings(graph_list=True)
+    rs = recipe("rrf_windows").with_(graph_list=True)
     plan = resolve(SearchRequest(query="q", owner="o", method="rrf_windows", max_messages=5),
                    rs, T0)
     assert plan.ranker is not None

@@ -20,7 +20,7 @@ from graphmem.bench.ranker import (
     train,
 )
 from graphmem.models import SearchRequest
-from graphmem.retrieval import RetrievalSettings
+from graphmem.retrieval import recipe
 from graphmem.retrieval.fusion import Fused
 from graphmem.retrieval.plan import resolve
 from graphmem.retrieval.rerank import Ranker, feature_names, features
@@ -137,7 +137,7 @@ def test_the_search_re_ranks_its_fused_candidates_before_expansion(depth: int) -
     r = Ranker(LISTS, depth, (0.0,) * len(names), (1.0,) * len(names),
                tuple(4.0 if n == "has_time" else 0.0 for n in names), 0.0)
     plan = resolve(SearchRequest(query="q", owner="o", method="rrf_expand", max_messages=2),
-                   RetrievalSettings(), T0)
+                   recipe("rrf_expand"), T0)
     plan = type(plan)(**{**plan.__dict__, "ranker": r, "time_hint": "off"})
     lists = {"vector": [Candidate(f"m{n}", "vector", n, 1.0) for n in range(1, 31)],
              "fulltext": []}

@@ -1,4 +1,4 @@
-"""Unit tests of graphmem.retrieval.plan: a request and its preset resolved into a Plan."""
+"""Unit tests of graphmem.retrieval.plan: a request and its recipe resolved into a Plan."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ import pytest
 
 from graphmem.models import SearchRequest
 from graphmem.retrieval.plan import Plan, resolve, window_list
-from graphmem.retrieval.settings import PRESETS, RetrievalSettings
+from graphmem.retrieval.recipes import DEFAULT, PRESETS, Recipe
 
 NOW = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 
 
-def _plan(rs: RetrievalSettings | None = None, **kw: Any) -> Plan:
+def _plan(rs: Recipe | None = None, **kw: Any) -> Plan:
     body = {"query": "where did alice hike?", "owner": "alice", **kw}
-    return resolve(SearchRequest.model_validate(body), rs or RetrievalSettings(), NOW)
+    req = SearchRequest.model_validate(body)
+    return resolve(req, (rs or DEFAULT).for_method(req.method), NOW)
 
 
 @pytest.mark.parametrize(("method", "lists"), [
@@ -33,12 +34,12 @@ def test_the_method_chooses_the_lists(method: str, lists: tuple[str, ...]) -> No
     assert plan.embed == (method != "fulltext")
     assert (plan.fulltext != "") == (method != "vector")
     assert not plan.session_prior  # off by default
-    assert _plan(RetrievalSettings(session_prior=True), method=method).session_prior == (
+    assert _plan(DEFAULT.with_(session_prior=True), method=method).session_prior == (
         method == "rrf_windows")
 
 
 def test_window_lists_follow_the_settings() -> None:
-    rs = RetrievalSettings(window_sizes=(5,), window_indexes=("vector",))
+    rs = DEFAULT.with_(window_sizes=(5,), window_indexes=("vector",))
     assert _plan(rs, method="rrf_windows").lists == ("vector", "fulltext", "window5_vector")
     assert window_list(3, "fulltext") == "window3_fulltext"
     # a single-index method never searches the other index of the windows either
@@ -48,7 +49,7 @@ def test_window_lists_follow_the_settings() -> None:
 def test_window_fusion_choices_follow_the_settings() -> None:
     plan = _plan(method="rrf_windows")
     assert plan.window_split and not plan.window_matched_only
-    rs = RetrievalSettings(window_split=False, window_matched_only=True)
+    rs = DEFAULT.with_(window_split=False, window_matched_only=True)
     plan = _plan(rs, method="rrf_windows")
     assert not plan.window_split and plan.window_matched_only
 
@@ -64,8 +65,8 @@ def test_only_expanding_methods_expand_with_the_request_or_preset_window() -> No
 def test_budget_comes_from_the_request_then_the_preset() -> None:
     assert _plan().budget is None
     assert _plan(max_messages=7).budget == 7
-    assert _plan(RetrievalSettings(max_messages=30)).budget == 30
-    assert _plan(RetrievalSettings(max_messages=30), max_messages=5).budget == 5
+    assert _plan(DEFAULT.with_(max_messages=30)).budget == 30
+    assert _plan(DEFAULT.with_(max_messages=30), max_messages=5).budget == 5
 
 
 def test_candidates_per_list_depend_on_the_budget() -> None:
@@ -86,7 +87,7 @@ def test_time_hint_is_off_for_single_index_methods_and_now_is_as_of() -> None:
 
 
 def test_unit_lists_skip_fulltext_without_a_word() -> None:
-    plan = resolve(SearchRequest(query="?!", owner="a", units="episodes"), RetrievalSettings(),
+    plan = resolve(SearchRequest(query="?!", owner="a", units="episodes"), DEFAULT,
                    NOW)
     assert plan.fulltext == "" and plan.unit_lists == ("vector",)
     assert _plan(units="observations", method="fulltext").unit_lists == ("fulltext",)

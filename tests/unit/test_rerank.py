@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.models import Method, SearchRequest
-from graphmem.retrieval import RetrievalSettings
+from graphmem.retrieval import recipe
 from graphmem.retrieval.fusion import Fused
 from graphmem.retrieval.plan import reranked_lists, resolve
 from graphmem.retrieval.rerank import (
@@ -150,14 +150,14 @@ def test_the_shipped_rankers_serve_the_expanding_methods_with_the_graph_or_spars
 
 @pytest.mark.parametrize("method", ["rrf_expand", "rrf_windows", "iterative"])
 def test_the_plan_re_ranks_the_expanding_methods(method: Method) -> None:
-    plan = resolve(SearchRequest(query="q", owner="o", method=method), RetrievalSettings(), T0)
+    plan = resolve(SearchRequest(query="q", owner="o", method=method), recipe(method), T0)
     lists = plan.lists if method != "iterative" else ("vector", "fulltext")
     assert plan.ranker is not None and plan.ranker is for_lists(lists)
 
 
 @pytest.mark.parametrize("method", ["rrf", "vector", "fulltext"])
 def test_no_ranker_without_expansion(method: Method) -> None:
-    plan = resolve(SearchRequest(query="q", owner="o", method=method), RetrievalSettings(), T0)
+    plan = resolve(SearchRequest(query="q", owner="o", method=method), recipe(method), T0)
     assert plan.ranker is None
 
 
@@ -166,7 +166,7 @@ def test_no_ranker_without_expansion(method: Method) -> None:
                                                ("rrf_windows", (*WINDOWS, "graph"))])
 def test_with_the_graph_list_the_ranker_of_the_lists_and_the_graph(method: Method,
                                                                   lists: tuple[str, ...]) -> None:
-    rs = RetrievalSettings(graph_list=method != "graph")
+    rs = recipe(method).with_(graph_list=method != "graph")
     plan = resolve(SearchRequest(query="q", owner="o", method=method), rs, T0)
     assert plan.ranker is not None and plan.ranker is for_lists(lists)
     assert reranked_lists(plan.lists, plan.graph) == lists
@@ -175,7 +175,7 @@ def test_with_the_graph_list_the_ranker_of_the_lists_and_the_graph(method: Metho
 @pytest.mark.parametrize("graph_list", [False, True])
 @pytest.mark.parametrize("method", ["rrf_expand", "rrf_windows"])
 def test_with_the_sparse_list_the_ranker_trained_with_it(method: Method, graph_list: bool) -> None:
-    rs = RetrievalSettings(sparse=True, graph_list=graph_list)
+    rs = recipe(method).with_(sparse=True, graph_list=graph_list)
     plan = resolve(SearchRequest(query="q", owner="o", method=method), rs, T0)
     assert "sparse" in plan.lists and plan.ranker is not None
     assert plan.ranker.lists == reranked_lists(plan.lists, plan.graph)
@@ -183,8 +183,9 @@ def test_with_the_sparse_list_the_ranker_trained_with_it(method: Method, graph_l
 
 def test_no_ranker_when_off_or_for_lists_it_was_not_trained_on() -> None:
     req = SearchRequest(query="q", owner="o", method="rrf_expand")
-    assert resolve(req, RetrievalSettings(rerank=False), T0).ranker is None
-    assert resolve(req, RetrievalSettings(rerank=False, graph_list=True), T0).ranker is None
+    assert resolve(req, recipe("rrf_expand").with_(rerank=False), T0).ranker is None
+    assert resolve(req, recipe("rrf_expand").with_(rerank=False, graph_list=True),
+                   T0).ranker is None
     assert for_lists(("vector", "fulltext", "bm25")) is None
 
 
@@ -196,10 +197,10 @@ def test_the_shipped_rankers_name_the_embedding_they_were_trained_under() -> Non
 def test_the_plan_takes_the_ranker_of_its_embedding() -> None:
     req = SearchRequest(query="q", owner="o", method="rrf_windows")
     for embedding in {e for e, _ in shipped()}:
-        plan = resolve(req, RetrievalSettings(embedding=embedding), T0)
+        plan = resolve(req, recipe("rrf_windows").with_(embedding=embedding), T0)
         assert plan.ranker is not None and plan.ranker.embedder == embedding
         assert plan.ranker is for_lists(plan.lists, embedding)
-    other = RetrievalSettings(embedding=embedder_key("bge-small-en-v1.5", "sentence"))
+    other = recipe("rrf_windows").with_(embedding=embedder_key("bge-small-en-v1.5", "sentence"))
     assert resolve(req, other, T0).ranker is None
 
 
@@ -212,12 +213,12 @@ def test_a_ranker_re_ranks_its_depth_or_twice_the_budget() -> None:
 
 def test_the_plan_spreads_with_the_ranker_s_decay_else_the_preset_s() -> None:
     req = SearchRequest(query="q", owner="o", method="rrf_windows", max_messages=10)
-    rs = RetrievalSettings(neighbour_decay=0.3)
+    rs = recipe("rrf_windows").with_(neighbour_decay=0.3)
     plan = resolve(req, rs, T0)
     assert plan.ranker is not None
     assert plan.decay == (plan.ranker.decay if plan.ranker.decay is not None else 0.3)
     assert resolve(req, rs.with_(rerank=False), T0).decay == 0.3
-    assert resolve(req.model_copy(update={"method": "rrf"}), rs, T0).decay == 0.3
+    assert resolve(req.model_copy(update={"method": "rrf"}), rs.for_method("rrf"), T0).decay == 0.3
 
 
 def test_a_ranker_s_decay_round_trips_and_is_optional() -> None:

@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from graphmem.models import SearchRequest
-from graphmem.retrieval import RetrievalSettings
+from graphmem.models import Method, SearchRequest
+from graphmem.retrieval import recipe
 from graphmem.retrieval.plan import resolve
 from graphmem.retrieval.search import message_lists
 from graphmem.store import Filters, TenantStore
@@ -71,7 +71,7 @@ def test_the_vector_lists_run_side_by_side_the_first_on_the_callers_thread() -> 
     thread (`TenantStore.hybrid_search`), beside the window lists in the pool."""
     rec = Recorder(vector_lists=3)
     req = SearchRequest(query="hiking in May", owner="o", method="rrf_windows", k=5)
-    plan = resolve(req, RetrievalSettings(), T0)
+    plan = resolve(req, recipe("rrf_windows"), T0)
     with ThreadPoolExecutor(4, thread_name_prefix="pool") as pool:
         lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan, pool)
     assert list(lists) == list(plan.lists)  # in the plan's (fusion) order
@@ -88,7 +88,7 @@ def test_the_vector_lists_run_side_by_side_the_first_on_the_callers_thread() -> 
 def test_in_two_round_trips_the_fulltext_lists_run_while_the_query_is_embedded() -> None:
     rec = Recorder(vector_lists=3)
     req = SearchRequest(query="hiking in May", owner="o", method="rrf_windows", k=5)
-    plan = resolve(req, RetrievalSettings(one_round_trip=False), T0)
+    plan = resolve(req, recipe("rrf_windows").with_(one_round_trip=False), T0)
     with ThreadPoolExecutor(4, thread_name_prefix="pool") as pool:
         lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan, pool)
     assert list(lists) == list(plan.lists)
@@ -101,9 +101,10 @@ def test_in_two_round_trips_the_fulltext_lists_run_while_the_query_is_embedded()
 def test_one_round_trip_needs_both_lists() -> None:
     """A query with no word for Lucene (or a single-index method) runs its one list alone."""
     rec = Recorder(vector_lists=1)
-    for query, method in (("?!", "rrf_expand"), ("hiking", "vector")):
+    cases: tuple[tuple[str, Method], ...] = (("?!", "rrf_expand"), ("hiking", "vector"))
+    for query, method in cases:
         plan = resolve(SearchRequest(query=query, owner="o", method=method, k=5),
-                       RetrievalSettings(), T0)
+                       recipe(method), T0)
         lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan)
         assert [c.id for c in lists["vector"]] == ["m1"]
         assert "fulltext" not in rec.threads
@@ -112,7 +113,7 @@ def test_one_round_trip_needs_both_lists() -> None:
 def test_without_a_pool_every_list_runs_on_the_callers_thread() -> None:
     rec = Recorder(vector_lists=1)
     req = SearchRequest(query="hiking in May", owner="o", method="rrf_windows", k=5)
-    plan = resolve(req, RetrievalSettings(window_sizes=(3,)), T0)
+    plan = resolve(req, recipe("rrf_windows").with_(window_sizes=(3,)), T0)
     lists = message_lists(cast(TenantStore, FakeStore(rec)), FakeEmbedder(), plan)
     assert set(lists) == set(plan.lists)
     assert set(rec.threads.values()) == {threading.current_thread().name}

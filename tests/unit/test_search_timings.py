@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from graphmem.models import SearchRequest
-from graphmem.retrieval import RetrievalSettings
-from graphmem.retrieval.search import STAGES, search
+from graphmem.retrieval import Recipe, recipe
+from graphmem.retrieval.search import STAGES, Runtime, Stores, search
 from graphmem.store import Filters, TenantStore, Windows
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
@@ -52,10 +52,10 @@ class FakeStore:
 
 
 def _search(req: SearchRequest, timings: dict[str, float] | None = None,
-            rs: RetrievalSettings | None = None) -> Any:
-    store = cast(TenantStore, FakeStore())
-    return search(store, cast(FactStore, None), cast(EpisodeStore, None), FakeEmbedder(), req,
-                  rs or RetrievalSettings(), None, None, timings)
+            rs: Recipe | None = None) -> Any:
+    stores = Stores(cast(TenantStore, FakeStore()), cast(FactStore, None),
+                    cast(EpisodeStore, None))
+    return search(stores, rs or recipe(req.method), req, Runtime(FakeEmbedder()), timings)
 
 
 def test_a_search_times_each_stage_when_asked() -> None:
@@ -64,7 +64,7 @@ def test_a_search_times_each_stage_when_asked() -> None:
     untimed = _search(req).model_dump(exclude={"trace"})
     for one, apart in ((True, {"vector", "fulltext"}), (False, {"hybrid"})):
         timings: dict[str, float] = {}
-        timed = _search(req, timings, RetrievalSettings(one_round_trip=one))
+        timed = _search(req, timings, recipe(req.method).with_(one_round_trip=one))
         assert set(timings) == set(STAGES) - apart
         assert all(ms >= 0 for ms in timings.values())
         assert timed.model_dump(exclude={"trace"}) == untimed

@@ -67,9 +67,9 @@ def test_the_re_ranking_runs_only_under_an_embedding_it_was_trained_on(
     mem = Memory.__new__(Memory)
     mem.settings = Settings.model_validate({"embedder": embedder, "embedding_unit": unit})
     mem.sparse = None
-    assert mem.retrieval_settings().rerank is on
-    assert mem.retrieval_settings().embedding == f"{embedder}/{unit}"
-    assert mem.retrieval_settings("fast").rerank is False
+    assert mem.recipe().reranking.rerank is on
+    assert mem.recipe().reranking.embedding == f"{embedder}/{unit}"
+    assert mem.recipe(preset="fast").reranking.rerank is False
 
 
 @pytest.mark.parametrize(("preset", "every"), [(None, True), ("deep", True), ("fast", False),
@@ -79,7 +79,7 @@ def test_the_offline_decider_follows_up_every_question_unless_told_not_to(
     mem = Memory.__new__(Memory)
     mem.settings = Settings.model_validate({"iterative_decider": "offline"})
     mem.sparse = None
-    rs = (mem.retrieval_settings().with_(iterative_every_question=False) if preset == "lists"
-          else mem.retrieval_settings(preset))
+    rs = (mem.recipe("iterative").with_(iterative_every_question=False) if preset == "lists"
+          else mem.recipe("iterative", preset))
     decider = mem._decider(rs)
     assert isinstance(decider, OfflineDecider) and decider.lists_only is not every

@@ -16,8 +16,8 @@ from graphmem.embedders import sparse
 from graphmem.embedders.sparse import doc_text, query_text, sparse_encoder, term
 from graphmem.models import SearchRequest
 from graphmem.retrieval.plan import resolve
+from graphmem.retrieval.recipes import recipe
 from graphmem.retrieval.retrievers import SentenceRetriever, index_of
-from graphmem.retrieval.settings import RetrievalSettings
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 pieces = st.lists(st.tuples(st.integers(0, 30_521), st.floats(0, 5)), max_size=40,
@@ -49,7 +49,7 @@ def test_no_weighing_piece_makes_an_empty_query() -> None:
 
 def _lists(method: str, sparse: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     req = SearchRequest(query="who adopted a puppy?", owner="a", method=method)  # type: ignore[arg-type]
-    plan = resolve(req, RetrievalSettings(sparse=sparse), NOW)
+    plan = resolve(req, recipe(req.method).with_(sparse=sparse), NOW)
     return plan.lists, plan.unit_lists
 
 

@@ -4,8 +4,11 @@ preset, deriving variants, and the ranker each recipe names."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import logging
+import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, get_args
 
 import pytest
@@ -13,12 +16,13 @@ import pytest
 from graphmem.errors import InvalidInput
 from graphmem.models import Method, SearchRequest
 from graphmem.retrieval import rerank
-from graphmem.retrieval.plan import reranked_lists, resolve
+from graphmem.retrieval.plan import Plan, reranked_lists, resolve
 from graphmem.retrieval.recipes import (
     DEFAULT,
     FIELDS,
     PRESETS,
     RECIPES,
+    STAGES,
     Recipe,
     recipe,
 )
@@ -193,3 +197,19 @@ def test_the_rounds_of_iterative_run_its_base_with_the_graph_list() -> None:
     with pytest.raises(ValueError, match="iterative_base"):
         it.with_(iterative_base="graph").rounds()
 
+
+def test_the_contributors_checklist_names_the_stages_and_what_exists() -> None:
+    """docs/architecture.md, "Checklist: add a recall list", against the tree: it names every
+    stage of a recipe, and each ``graphmem.`` name and path it gives exists."""
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Checklist: add a recall list", 1)[1].split("\n## ", 1)[0]
+    quoted = set(re.findall(r"`([^`]+)`", section))
+    assert {cls.__name__ for cls in STAGES.values()} <= quoted
+    assert {"Recipe.with_", "Rerank.ranker", "no_ranker"} <= quoted
+    assert hasattr(Recipe, "with_") and "no_ranker" in Plan.__dataclass_fields__
+    for name in (q for q in quoted if q.startswith("graphmem.")):
+        module, _, attr = name.rpartition(".")
+        assert hasattr(importlib.import_module(module), attr), name
+    for path in (q for q in quoted if "/" in q and "<" not in q and " " not in q):
+        assert (root / path).exists(), path

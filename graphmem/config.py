@@ -268,6 +268,11 @@ class Settings(BaseSettings):
         default=250, ge=16, le=512, description="Word pieces of one chunk at most (the "
         "embedder's tokenizer, special tokens included); kept below the model's window",
     )
+    topic_rebuild_fraction: float = Field(
+        default=0.2, gt=0, le=1, description="An owner's topic tree is built again (in the "
+        "background) once this share of its current documents was stored since the last build; "
+        "until then each new document version is placed under its nearest category",
+    )
 
     max_forget_session_messages: int = Field(
         default=10_000, ge=1, description="Messages one request may forget as a session, in one "

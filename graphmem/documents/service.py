@@ -208,7 +208,8 @@ class Documents:
                 break
         if done == 0:
             state = store.set_embeddings(id_, [])
-        return {"document": id_, "embedded": done, "state": state}
+        placed = self.place(tenant, id_) if state == "ready" else None
+        return {"document": id_, "embedded": done, "state": state, "placed": placed}
 
     def restore(self, tenant: str, versions: Sequence[RestoredDocument]) -> tuple[int, int]:
         """Store again the document versions of an export (`graphmem.lifecycle.restore`), each
@@ -326,8 +327,8 @@ class Documents:
     # --- topics -------------------------------------------------------------------------------
     def build_topics(self, tenant: str, owner: str) -> dict[str, Any]:
         """Build ``owner``'s topic tree again from the current documents (the background job
-        ``build_topics``, enqueued with every new version); topics whose members did not
-        change keep their ids."""
+        ``build_topics``, enqueued by `place` once enough changed); topics whose members did
+        not change keep their ids."""
         t = perf_counter()
         store = self._docs(tenant)
         members = [Member(r["id"], np.mean(np.asarray(r["vectors"], dtype=np.float32), axis=0),
@@ -340,6 +341,36 @@ class Documents:
              "first_at": n.first_at, "last_at": n.last_at} for n in nodes], datetime.now(UTC))
         return {"owner": owner, "documents": len(members), "topics": row["topics"],
                 "kept": row["kept"], "seconds": perf_counter() - t}
+
+    def place(self, tenant: str, id_: str) -> dict[str, Any]:
+        """The background job ``place_document``, enqueued with every new version: the version
+        joins the owner's category whose centroid is nearest its vector (the mean of its first
+        chunks' embeddings, as a build reads it) and the nearest part of that category, if it
+        has parts; its key's earlier versions leave their topics; counts and times follow.
+        The tree is built again (a ``build_topics`` job) when the owner has none yet, or once
+        the versions stored since the last build reach ``topic_rebuild_fraction`` of its
+        current documents. A version not yet embedded is placed when its embedding job ends;
+        one placed already, or superseded meanwhile, is left alone. Idempotent."""
+        store = self._docs(tenant)
+        row = store.place_inputs(id_, TOPIC_CHUNKS)
+        out: dict[str, Any] = {"document": id_, "placed": [], "rebuild": False}
+        if row is None or not row["current"] or row["placed"]:
+            return {**out, "skipped": "gone, superseded or placed already"}
+        if not row["vectors"]:
+            return {**out, "skipped": "not embedded yet (placed when its embedding job ends)"}
+        owner, topics = row["owner"], row["topics"]
+        if topics:
+            vector = _unit(np.mean(np.asarray(row["vectors"], dtype=np.float32), axis=0))
+            chosen = _nearest(vector, [t for t in topics if t["level"] == 1])
+            part = _nearest(vector, [t for t in topics if t["parent"] == chosen])
+            out["placed"] = [t for t in (chosen, part) if t is not None]
+            if out["placed"]:
+                store.place(id_, out["placed"], datetime.now(UTC))
+        share = row["changed"] / max(1, row["documents"])
+        if not topics or share >= self._settings.topic_rebuild_fraction:
+            store.enqueue_build(owner)
+            out["rebuild"] = True
+        return {**out, "changed": row["changed"], "documents": row["documents"]}
 
     def topics(self, tenant: str, owner: str) -> list[Topic]:
         return [Topic.model_validate(r) for r in self._docs(tenant).topics(owner)]
@@ -354,6 +385,23 @@ class Documents:
 
     def topic_owner(self, tenant: str, id_: str) -> str | None:
         return self._docs(tenant).topic_owner(id_)
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(x))
+    return x / norm if norm else x
+
+
+def _nearest(vector: np.ndarray, topics: list[Row]) -> str | None:
+    """The id of the topic whose centroid is nearest ``vector`` (a unit vector) by cosine."""
+    best: tuple[float, str] | None = None
+    for t in topics:
+        if not t.get("embedding"):
+            continue
+        score = float(np.dot(_unit(np.asarray(t["embedding"], dtype=np.float32)), vector))
+        if best is None or score > best[0]:
+            best = (score, str(t["id"]))
+    return best[1] if best else None
 
 
 def _lap(timings: Timings | None, stage: str, since: float) -> None:

@@ -22,6 +22,9 @@ EMBED_DOCUMENT = "embed_document"
 """The job kind that embeds a large document's chunks (payload: owner, id)."""
 BUILD_TOPICS = "build_topics"
 """The job kind that builds an owner's topic tree again (payload: owner)."""
+PLACE_DOCUMENT = "place_document"
+"""The job kind that places a new document version under its nearest topics (payload: owner,
+id), enqueued with every version."""
 
 
 def _q(tx: ManagedTransaction, name: str, **params: Any) -> list[Row]:
@@ -61,8 +64,8 @@ class DocumentStore(TenantBound):
             _q(tx, "write", tenant=tenant, doc=props, previous=current and current["id"],
                reason=reason, now=now, scope=scope_token(tenant, owner), sections=secs,
                chunks=rows_c)
-            enqueue_tx(tx, tenant, [NewJob(BUILD_TOPICS, owner, {"owner": owner}, owner)],
-                       self._store.settings.job_max_attempts)
+            enqueue_tx(tx, tenant, [NewJob(PLACE_DOCUMENT, id_, {"owner": owner, "id": id_},
+                                           owner)], self._store.settings.job_max_attempts)
             job_id = None
             if job:
                 made = enqueue_tx(tx, tenant, [NewJob(EMBED_DOCUMENT, id_, {"owner": owner,
@@ -148,6 +151,23 @@ class DocumentStore(TenantBound):
     def write_topics(self, owner: str, topics: list[Row], now: datetime) -> Row:
         return self._run("queries/documents/write_topics", write=True, owner=owner,
                          topics=topics, now=now)[0]
+
+    def place_inputs(self, id_: str, chunks: int) -> Row | None:
+        """What placing version ``id_`` in its owner's tree needs (None: no such version)."""
+        rows = self._run("queries/documents/place_inputs", id=id_, chunks=chunks)
+        return rows[0] if rows else None
+
+    def place(self, id_: str, topics: list[str], now: datetime) -> int:
+        """Version ``id_`` joins ``topics`` (its key's other versions leave theirs); the number
+        of topics joined (0: placed already, or no longer current)."""
+        rows = self._run("queries/documents/place", write=True, id=id_, topics=topics, now=now)
+        return int(rows[0]["placed"]) if rows else 0
+
+    def enqueue_build(self, owner: str) -> None:
+        """Enqueue the build of ``owner``'s topic tree (a build already waiting absorbs it)."""
+        tenant, attempts = self.tenant, self._store.settings.job_max_attempts
+        self._store.write_tx(lambda tx: enqueue_tx(
+            tx, tenant, [NewJob(BUILD_TOPICS, owner, {"owner": owner}, owner)], attempts))
 
     def topics(self, owner: str) -> list[Row]:
         return [r["t"] for r in self._run("queries/documents/topics", owner=owner)]

@@ -1,7 +1,7 @@
 // Purpose: replace an owner's topic tree in one transaction: topics no longer in it are deleted,
 //   the others written (a topic whose members did not change keeps its id: it is the same node,
-//   its properties refreshed), SUBTOPIC_OF links to parents, IN_TOPIC links from the member
-//   documents (and their sections).
+//   its properties refreshed, built_at the time of this build), SUBTOPIC_OF links to parents,
+//   IN_TOPIC links from the member documents (and their sections).
 // Parameters: $tenant, $owner, $now, $topics (list of {id, level, parent, label, members,
 //   documents, centroid, first_at, last_at})
 // Columns: topics (how many the owner has now), kept (how many kept their node)
@@ -24,7 +24,7 @@ CALL () {
   ON CREATE SET t.created_at = $now
   SET t.owner = $owner, t.level = row.level, t.parent = row.parent, t.label = row.label,
       t.documents = row.documents, t.embedding = row.centroid, t.first_at = row.first_at,
-      t.last_at = row.last_at, t.updated_at = $now
+      t.last_at = row.last_at, t.updated_at = $now, t.built_at = $now
   WITH t, row
   OPTIONAL MATCH (t)-[p:SUBTOPIC_OF]->()
   DELETE p

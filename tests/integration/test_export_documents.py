@@ -59,10 +59,10 @@ def test_documents_and_topics_go_out_and_come_back_the_same(
         memory: Memory, env: None, cypher: Any, tmp_path: Path) -> None:
     who, source = f"exp-{uuid.uuid4().hex[:8]}", f"t-{uuid.uuid4().hex[:10]}"
     _fill(memory, source, who)
-    records = [r.model_dump(mode="json") for r in memory.for_tenant(source).export_all(who)]
+    records = [x.model_dump(mode="json") for x in memory.for_tenant(source).export_all(who)]
     by_kind: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
-        by_kind.setdefault(r["kind"], []).append(r)
+    for rec in records:
+        by_kind.setdefault(rec["kind"], []).append(rec)
     # every version, its text and times; the later SUPERSEDES the earlier, with its reason
     docs = {(r["properties"]["key"], r["properties"]["version"]): r for r in by_kind["document"]}
     assert len(docs) == 4 + 2 + 9
@@ -84,9 +84,9 @@ def test_documents_and_topics_go_out_and_come_back_the_same(
     assert all(any(x["type"] == "PART_OF" and x["id"] == g1["id"] for x in s["links"])
                for s in sections)
     keys = {(r["kind"], r["id"]) for r in records}
-    for r in records:  # closed under its links
-        for x in r["links"]:
-            assert (x["kind"], x["id"]) in keys, (r["kind"], r["id"], x)
+    for rec in records:  # closed under its links
+        for x in rec["links"]:
+            assert (x["kind"], x["id"]) in keys, (rec["kind"], rec["id"], x)
 
     out = tmp_path / "export.jsonl"
     runner = CliRunner()
@@ -96,7 +96,7 @@ def test_documents_and_topics_go_out_and_come_back_the_same(
     r = runner.invoke(app, ["ingest", str(out), "--format", "export", "--tenant", target])
     assert r.exit_code == 0, r.output
     assert "15 document versions (15 new)" in r.stdout
-    again = [r.model_dump(mode="json") for r in memory.for_tenant(target).export_all(who)]
+    again = [x.model_dump(mode="json") for x in memory.for_tenant(target).export_all(who)]
 
     def kind(rs: list[dict[str, Any]], k: str, drop: frozenset[str] = frozenset()) -> Any:
         return sorted((r["id"], {p: v for p, v in r["properties"].items() if p not in drop},

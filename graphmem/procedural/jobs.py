@@ -1,6 +1,7 @@
 """Job handlers of procedural memory (registered in `graphmem.ops.worker`, which gives them its
 `Procedural`): ``form_trace`` (payload: owner, trace_id) and ``form_skills`` (payload: owner).
-Both are idempotent (delivery is at least once). Each returns its result, kept on the job (``GET /v1/jobs/{id}``)."""
+Both are idempotent (delivery is at least once). Each returns its result, kept on the job
+(``GET /v1/jobs/{id}``)."""
 
 from __future__ import annotations
 

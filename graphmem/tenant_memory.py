@@ -47,6 +47,7 @@ from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, P
 from graphmem.jobs import Job, JobList, JobState
 from graphmem.lifecycle.export import DEFAULT_LIMIT, ExportRecord, OwnerExport
 from graphmem.lifecycle.forget import ForgetReport
+from graphmem.lifecycle.restore import documents_of
 from graphmem.llm.usage import UsageReport
 from graphmem.messages.ingest import derived_id
 from graphmem.models import (
@@ -83,9 +84,10 @@ from graphmem.procedural.models import (
 from graphmem.procedural.steps import trace_id
 from graphmem.retrieval import Recipe
 from graphmem.store.episodes import EpisodeStore
+from graphmem.tenant_ops import TenantOps
 
 if TYPE_CHECKING:
-    from graphmem.service import Memory
+    from graphmem.parts import Parts
 
 MAX_TENANT_CHARS = 200
 
@@ -93,10 +95,11 @@ MAX_TENANT_CHARS = 200
 class _Bound:
     """A part of one tenant's memory, and what the caller may do in it."""
 
-    def __init__(self, memory: Memory, tenant: str, access: Access,
+    def __init__(self, parts: Parts, ops: TenantOps, access: Access,
                  caller: str | None) -> None:
-        self._memory = memory
-        self._tenant = tenant
+        self._parts = parts
+        self._ops = ops
+        self._tenant = ops.tenant
         self._access = access
         self._caller = caller
 
@@ -105,7 +108,7 @@ class _Bound:
         limited to some owners pays for the look-up). An id that names nothing goes on to the
         change itself, which says so (404, or already forgotten)."""
         if self._access.owners is not None:
-            owner = self._memory.owner_of(self._tenant, kind, id_)
+            owner = self._ops.owner_of(kind, id_)
             if owner is not None:
                 self._access.found(owner, kind, id_)
 
@@ -116,12 +119,12 @@ class Messages(_Bound):
     def ingest(self, messages: list[MessageIn]) -> IngestReport:
         """Store one batch in one transaction (idempotent per message id)."""
         self._check(messages)
-        return self._memory.ingest(self._tenant, messages, self._caller)
+        return self._ops.ingest(messages, self._caller)
 
     def ingest_many(self, batches: Iterable[list[MessageIn]]) -> Iterator[IngestReport]:
         """Bulk ingest, embedding the next batch while the previous one commits."""
         self._access.write("storing messages")
-        return self._memory.ingest_many(self._tenant, map(self._check, batches), self._caller)
+        return self._ops.ingest_many(map(self._check, batches), self._caller)
 
     def _check(self, messages: list[MessageIn]) -> list[MessageIn]:
         self._access.write("storing messages")
@@ -132,36 +135,36 @@ class Messages(_Bound):
         return messages
 
     def get(self, id_: str) -> Message:
-        message = self._memory.get_message(self._tenant, id_)
+        message = self._ops.get_message(id_)
         self._access.found(message.owner, "message", id_)
         return message
 
     def owners(self, after: str = "", limit: int = 50) -> list[OwnerInfo]:
         """This tenant's owners (with a conversation, a fact or a run) by name, after ``after``
         (a key limited to some owners: of those)."""
-        return self._memory.owners(self._tenant, after, limit, self._access.owners)
+        return self._ops.owners(after, limit, self._access.owners)
 
     def sessions(self, owner: str, skip: int = 0, limit: int = 100) -> list[SessionInfo]:
         """``owner``'s sessions, the one with the latest message first."""
-        return self._memory.sessions(self._tenant, self._access.owner(owner), skip, limit)
+        return self._ops.sessions(self._access.owner(owner), skip, limit)
 
     def session(self, session_id: str, owner: str | None = None, skip: int = 0,
                 limit: int = 100) -> list[Message]:
         """A session's messages in event-time order (a key limited to one owner reads that
         owner's; one limited to several must name the owner)."""
         owner = self._access.one_owner(owner, "the session")
-        return self._memory.session_messages(self._tenant, session_id, owner, skip, limit)
+        return self._ops.session_messages(session_id, owner, skip, limit)
 
     def forget(self, id_: str) -> ForgetReport:
         """Forget one message and what rests only on it (see `graphmem.lifecycle.forget`)."""
         self._access.write("forgetting a message")
         self._owned("message", id_)
-        return self._memory.forget_message(self._tenant, id_, self._caller)
+        return self._ops.forget_message(id_, self._caller)
 
     def forget_session(self, owner: str, session_id: str) -> ForgetReport:
         """Forget every message of ``owner``'s session and what rests only on them."""
         self._access.write("forgetting a session")
-        return self._memory.forget_session(self._tenant, self._access.owner(owner), session_id,
+        return self._ops.forget_session(self._access.owner(owner), session_id,
                                            self._caller)
 
     def forget_matching(self, req: ForgetMessages) -> ForgetReport:
@@ -169,12 +172,12 @@ class Messages(_Bound):
         rests only on them (at most `max_forget_matching_messages` a call)."""
         self._access.write("forgetting messages")
         self._access.owner(req.owner)
-        return self._memory.forget_matching(self._tenant, req, self._caller)
+        return self._ops.forget_matching(req, self._caller)
 
     def forget_owner(self, owner: str) -> DeleteReport:
         """Delete everything of ``owner`` in this tenant: messages, facts, episodes, jobs, runs."""
         self._access.write("forgetting an owner")
-        return self._memory.delete_owner(self._tenant, self._access.owner(owner))
+        return self._ops.delete_owner(self._access.owner(owner))
 
 
 class Facts(_Bound):
@@ -187,7 +190,7 @@ class Facts(_Bound):
         self._access.each_owner((o.owner for o in observations), "observations")
         for i, o in enumerate(observations):  # its derived id waits for its sources' times
             self._access.chosen_id(f"observations[{i}]", o.id, None)
-        return self._memory.facts.observe(self._tenant, observations, self._access.owners,
+        return self._parts.facts.observe(self._tenant, observations, self._access.owners,
                                           self._caller)
 
     def restore(self, records: Sequence[ExportRecord]) -> tuple[int, int]:
@@ -197,17 +200,17 @@ class Facts(_Bound):
         for i, r in enumerate(records):
             if r.kind == "fact":
                 self._access.owner(str(r.properties.get("owner")), f"records[{i}].owner")
-        return self._memory.facts.restore(self._tenant, records)
+        return self._parts.facts.restore(self._tenant, records)
 
     def query(self, owner: str, subject: str | None = None, type_: str | None = None,
               as_of: datetime | None = None, known_at: datetime | None = None,
               include_history: bool = False) -> list[Fact]:
-        return self._memory.facts.query(self._tenant, "observation", self._access.owner(owner),
+        return self._parts.facts.query(self._tenant, "observation", self._access.owner(owner),
                                         subject, type_, as_of, known_at, include_history)
 
     def history(self, id_: str) -> FactHistory:
         """A fact's whole chain with every SUPERSEDES reason; NotFound for an unknown id."""
-        history = self._memory.facts.history(self._tenant, id_)
+        history = self._parts.facts.history(self._tenant, id_)
         self._access.found(history.facts[0].owner if history.facts else None, "fact", id_)
         return history
 
@@ -215,7 +218,7 @@ class Facts(_Bound):
         """Forget one fact and the facts resting only on it."""
         self._access.write("forgetting a fact")
         self._owned("fact", id_)
-        return self._memory.forget_fact(self._tenant, id_, self._caller)
+        return self._ops.forget_fact(id_, self._caller)
 
 
 class Profile(_Bound):
@@ -224,12 +227,12 @@ class Profile(_Bound):
     def apply(self, ops: Sequence[ProfileOp]) -> list[FactWrite]:
         self._access.write("changing a profile")
         self._access.each_owner((op.owner for op in ops), "ops")
-        return self._memory.facts.profile_ops(self._tenant, ops, self._access.owners,
+        return self._parts.facts.profile_ops(self._tenant, ops, self._access.owners,
                                               self._caller)
 
     def get(self, owner: str, as_of: datetime | None = None, known_at: datetime | None = None,
             include_history: bool = False) -> list[Fact]:
-        return self._memory.facts.query(self._tenant, "profile", self._access.owner(owner),
+        return self._parts.facts.query(self._tenant, "profile", self._access.owner(owner),
                                         None, None, as_of, known_at, include_history)
 
 
@@ -239,7 +242,7 @@ class Episodes(_Bound):
     def search(self, query: str, owner: str, k: int = 10) -> SearchResult:
         """The best episodes for ``query``, each with its source messages."""
         req = SearchRequest(query=query, owner=self._access.owner(owner), k=k, units="episodes")
-        return self._memory.search(self._tenant, req)
+        return self._ops.search(req)
 
 
 class Jobs(_Bound):
@@ -251,12 +254,12 @@ class Jobs(_Bound):
         """The jobs, most recently changed first, with counts per state (of ``owner``'s jobs
         only, if given)."""
         owner = self._access.one_owner(owner, "the jobs")
-        queue = self._memory.jobs
+        queue = self._parts.jobs
         return JobList(jobs=queue.list(self._tenant, state, limit, skip, owner),
                        counts=queue.counts(self._tenant, owner))
 
     def get(self, id_: str) -> Job:
-        job = self._memory.jobs.get(self._tenant, id_)
+        job = self._parts.jobs.get(self._tenant, id_)
         self._access.found(job.owner, "job", id_)
         return job
 
@@ -265,7 +268,7 @@ class Jobs(_Bound):
         self._access.write("running a job again")
         if self._access.owners is not None:
             self.get(id_)  # another owner's job (or one of no owner) is unknown to the key
-        return self._memory.jobs.rerun(self._tenant, id_)
+        return self._parts.jobs.rerun(self._tenant, id_)
 
     def retry_extraction(self, req: ExtractionRetryIn) -> ExtractionRetry:
         """Episodes whose extraction ended with ``req.status`` are extracted again by a
@@ -276,8 +279,8 @@ class Jobs(_Bound):
             self._access.tenant_wide("retrying extraction without an owner")
         else:
             self._access.owner(req.owner)
-        episodes, jobs = EpisodeStore(self._memory.store, self._tenant).reset_extraction(
-            req.status, req.owner, self._memory.settings.job_max_attempts)
+        episodes, jobs = EpisodeStore(self._parts.store, self._tenant).reset_extraction(
+            req.status, req.owner, self._parts.settings.job_max_attempts)
         return ExtractionRetry(episodes=[RetriedEpisode(**e) for e in episodes],
                                jobs=[j["id"] for j in jobs])
 
@@ -300,7 +303,7 @@ class Audit(_Bound):
                 self._access.tenant_wide(f"the audit query {name!r}")
             if "owner" in params:
                 self._access.owner(params["owner"])
-        rows = audit.run(self._memory.store, self._tenant, name, dict(params))
+        rows = audit.run(self._parts.store, self._tenant, name, dict(params))
         return AuditResult(name=name, rows=rows)
 
 
@@ -313,35 +316,35 @@ class Traces(_Bound):
         if self._access.owners is not None:
             for i, t in enumerate(traces):
                 self._access.chosen_id(f"traces[{i}]", t.id, t.id and trace_id(t))
-        return self._memory.procedural.ingest(self._tenant, traces, self._caller)
+        return self._parts.procedural.ingest(self._tenant, traces, self._caller)
 
     def set_outcome(self, id_: str, body: OutcomeIn) -> OutcomeReport:
         self._access.write("recording an outcome")
         self._owned("trace", id_)
-        return self._memory.procedural.set_outcome(self._tenant, id_, body)
+        return self._parts.procedural.set_outcome(self._tenant, id_, body)
 
     def forget(self, id_: str) -> ForgetReport:
         """Forget one trace, its steps and cases, and the skill versions resting only on them."""
         self._access.write("forgetting an agent run")
         self._owned("trace", id_)
-        return self._memory.forget_trace(self._tenant, id_, self._caller)
+        return self._ops.forget_trace(id_, self._caller)
 
 
 class Skills(_Bound):
     def search(self, req: SkillSearch) -> SkillSearchResult:
         self._access.owner(req.owner)
-        return self._memory.procedural.search(self._tenant, req)
+        return self._parts.procedural.search(self._tenant, req)
 
     def get(self, id_: str, limit: int = 50, as_of: datetime | None = None,
             known_at: datetime | None = None) -> SkillDetail:
         if self._access.owners is not None and (as_of or known_at):
             self.history(id_)  # whose it is, before "no version valid then" could tell it exists
-        detail = self._memory.procedural.skill(self._tenant, id_, limit, as_of, known_at)
+        detail = self._parts.procedural.skill(self._tenant, id_, limit, as_of, known_at)
         self._access.found(detail.skill.owner, "skill", id_)
         return detail
 
     def history(self, id_: str) -> SkillHistory:
-        history = self._memory.procedural.history(self._tenant, id_)
+        history = self._parts.procedural.history(self._tenant, id_)
         self._access.found(history.skills[0].owner if history.skills else None, "skill",
                            id_)
         return history
@@ -349,7 +352,7 @@ class Skills(_Bound):
 
 class Cases(_Bound):
     def get(self, id_: str) -> CaseDetail:
-        detail = self._memory.procedural.case(self._tenant, id_)
+        detail = self._parts.procedural.case(self._tenant, id_)
         self._access.found(detail.case.owner, "case", id_)
         return detail
 
@@ -363,63 +366,72 @@ class Documents(_Bound):
         upload's bytes instead of ``doc.content``."""
         self._access.write("storing documents")
         self._access.owner(doc.owner)
-        return self._memory.documents.ingest(self._tenant, doc, content, self._caller)
+        return self._parts.documents.ingest(self._tenant, doc, content, self._caller)
 
     def search(self, req: ChunkSearch) -> ChunkResult:
         self._access.owner(req.owner)
-        return self._memory.documents.search(self._tenant, req)
+        return self._parts.documents.search(self._tenant, req)
 
     def list(self, owner: str, after: str = "", limit: int = 50,
              history: bool = False) -> list[Document]:
         """``owner``'s documents by key (the current version of each; every version with
         ``history``)."""
-        return self._memory.documents.listing(self._tenant, self._access.owner(owner), after,
+        return self._parts.documents.listing(self._tenant, self._access.owner(owner), after,
                                            limit, history)
 
     def get(self, id_: str, with_text: bool = False) -> DocumentDetail:
         """One version, every version of its key, and its sections (NotFound for an unknown id
         or, to a key limited to some owners, another owner's)."""
         if self._access.owners is not None:
-            self._access.found(self._memory.documents.owner_of(self._tenant, id_), "document",
+            self._access.found(self._parts.documents.owner_of(self._tenant, id_), "document",
                                id_)
-        return self._memory.documents.get(self._tenant, id_, with_text)
+        return self._parts.documents.get(self._tenant, id_, with_text)
 
     def forget(self, id_: str) -> ForgetReport:
         """Forget a document: every version of its key, their sections and chunks (audited)."""
         self._access.write("forgetting a document")
         if self._access.owners is not None:
-            owner = self._memory.documents.owner_of(self._tenant, id_)
+            owner = self._parts.documents.owner_of(self._tenant, id_)
             if owner is not None:
                 self._access.found(owner, "document", id_)
-        return self._memory.forget_document(self._tenant, id_, self._caller)
+        return self._ops.forget_document(id_, self._caller)
 
     def topics(self, owner: str) -> builtins.list[Topic]:
         """``owner``'s topic tree (categories of its documents and their parts)."""
-        return self._memory.documents.topics(self._tenant, self._access.owner(owner))
+        return self._parts.documents.topics(self._tenant, self._access.owner(owner))
 
     def topic(self, id_: str) -> TopicDetail:
         """One topic with its member documents and subtopics."""
         if self._access.owners is not None:
-            self._access.found(self._memory.documents.topic_owner(self._tenant, id_), "topic",
+            self._access.found(self._parts.documents.topic_owner(self._tenant, id_), "topic",
                                id_)
-        return self._memory.documents.topic(self._tenant, id_)
+        return self._parts.documents.topic(self._tenant, id_)
+
+    def restore(self, records: Sequence[ExportRecord]) -> tuple[int, int]:
+        """Store again the document versions of an export as they were recorded, then build
+        each owner's topic tree; returns (created, already there)."""
+        self._access.write("restoring documents")
+        for i, r in enumerate(records):
+            if r.kind == "document":
+                self._access.owner(str(r.properties.get("owner")), f"records[{i}].owner")
+        return self._parts.documents.restore(self._tenant, documents_of(records))
 
     def build_topics(self, owner: str) -> dict[str, object]:
         """Build ``owner``'s topic tree now (the background job does it after each change)."""
         self._access.write("building topics")
-        return self._memory.documents.build_topics(self._tenant, self._access.owner(owner))
+        return self._parts.documents.build_topics(self._tenant, self._access.owner(owner))
 
     def version_at(self, owner: str, key: str, as_of: datetime) -> DocumentDetail:
         """The version of ``owner``'s ``key`` valid at ``as_of``."""
-        id_ = self._memory.documents.version_at(self._tenant, self._access.owner(owner), key,
+        id_ = self._parts.documents.version_at(self._tenant, self._access.owner(owner), key,
                                                 as_of)
-        return self._memory.documents.get(self._tenant, id_)
+        return self._parts.documents.get(self._tenant, id_)
 
 
 class TenantMemory:
     """One tenant's memory. Thread-safe and cheap: make one per request or per connection."""
 
-    def __init__(self, memory: Memory, tenant: str, access: Access | None = None,
+    def __init__(self, parts: Parts, tenant: str, access: Access | None = None,
                  caller: str | None = None) -> None:
         if not tenant or len(tenant) > MAX_TENANT_CHARS:
             raise InvalidInput("tenant", f"a tenant is 1 to {MAX_TENANT_CHARS} characters")
@@ -430,40 +442,41 @@ class TenantMemory:
         self.access = access
         self.caller = caller
         """Who uses this memory, kept in the audit records of what it forgets."""
-        self._memory = memory
-        parts = (memory, tenant, access, caller)
-        self.messages = Messages(*parts)
-        self.facts = Facts(*parts)
-        self.profile = Profile(*parts)
-        self.episodes = Episodes(*parts)
-        self.jobs = Jobs(*parts)
-        self.audit = Audit(*parts)
-        self.traces = Traces(*parts)
-        self.skills = Skills(*parts)
-        self.cases = Cases(*parts)
-        self.documents = Documents(*parts)
+        self._ops = ops = TenantOps(parts, tenant)
+        bound = (parts, ops, access, caller)
+        self.messages = Messages(*bound)
+        self.facts = Facts(*bound)
+        self.profile = Profile(*bound)
+        self.episodes = Episodes(*bound)
+        self.jobs = Jobs(*bound)
+        self.audit = Audit(*bound)
+        self.traces = Traces(*bound)
+        self.skills = Skills(*bound)
+        self.cases = Cases(*bound)
+        self.documents = Documents(*bound)
 
-    def search(self, req: SearchRequest, recipe: Recipe | None = None) -> SearchResult:
+    def search(self, req: SearchRequest, recipe: Recipe | None = None, *,
+               timings: dict[str, float] | None = None) -> SearchResult:
         """Hybrid recall (see the README's "Retrieval"); ``recipe``: another than the request's
-        (`Memory.recipe`)."""
+        (`Memory.recipe`); ``timings``: milliseconds per stage are added to it."""
         self.access.owner(req.owner)
-        return self._memory.search(self.tenant, req, recipe)
+        return self._ops.search(req, recipe, timings=timings)
 
     def context(self, req: ContextRequest) -> ContextResult:
         """What to put in a prompt about ``req.query``: facts, episodes and messages packed
         within ``req.max_tokens``, each line with its evidence id."""
         self.access.owner(req.owner)
-        return self._memory.context(self.tenant, req)
+        return self._ops.context(req)
 
     def answer(self, req: AnswerRequest) -> AnswerResult:
         """The reader's answer from that context (ReaderNotConfigured without an LLM)."""
         self.access.owner(req.owner)
-        return self._memory.answer(self.tenant, req)
+        return self._ops.answer(req)
 
     def export(self, owner: str, after: str = "", limit: int = DEFAULT_LIMIT) -> OwnerExport:
         """A page of everything stored about ``owner`` (records in a fixed order; ``next`` is
         the cursor of the next page); `export_all` walks every page."""
-        return self._memory.export_owner(self.tenant, self.access.owner(owner), after, limit)
+        return self._ops.export_owner(self.access.owner(owner), after, limit)
 
     def export_all(self, owner: str, limit: int = DEFAULT_LIMIT) -> Iterator[ExportRecord]:
         """Every record of ``owner``'s export, page after page."""
@@ -479,4 +492,4 @@ class TenantMemory:
         """LLM calls and tokens per UTC day, operation and model (inclusive dates); they span
         the tenant."""
         self.access.tenant_wide("LLM usage")
-        return self._memory.llm_usage(self.tenant, since, until)
+        return self._ops.llm_usage(since, until)

@@ -145,7 +145,7 @@ def main(settings: Settings, data: Path, json_out: Path | None,
             for c in choices:
                 for conv in convs:
                     if conv.messages:
-                        cleaner.delete_owner(f"{base}-{_slug(c)}", conv.messages[0].owner)
+                        cleaner.ops(f"{base}-{_slug(c)}").delete_owner(conv.messages[0].owner)
         store.close()
     out["duration_s"] = time.perf_counter() - started
     print(report(out))

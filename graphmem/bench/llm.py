@@ -357,7 +357,7 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
                  plain.embedder)
     base_tenant = tenant + "-extractive"
     try:
-        _timed(seconds, "ingest", lambda: plain.ingest(tenant, [
+        _timed(seconds, "ingest", lambda: plain.ops(tenant).ingest([
             MessageIn.model_validate(m.model_dump()) for m in conv.messages]))
         llm_ids = [f"{conv_id}/session_{n}" for n in llm_sessions]
         _timed(seconds, "formation_llm", lambda: form(mem, tenant, who, llm_ids))
@@ -365,7 +365,7 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
             plain, tenant, who, [s for s in order if s not in llm_ids]))
         first = [m for m in conv.messages if m.session_id in llm_ids]
         if first:
-            plain.ingest(base_tenant, [MessageIn.model_validate(m.model_dump()) for m in first])
+            plain.ops(base_tenant).ingest([MessageIn.model_validate(m.model_dump()) for m in first])
         for s in llm_ids:
             plain.former.form(base_tenant, who, s)
         out["extraction"] = score_extraction(mem, tenant, who,
@@ -395,7 +395,7 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
         out["seconds_per_conversation"] = round(sum(seconds.values()), 1)
     finally:
         for t in (tenant, base_tenant):
-            plain.delete_owner(t, who)
+            plain.ops(t).delete_owner(who)
         if mem.reader is not None:
             mem.reader.close()
         plain.close()

@@ -237,14 +237,15 @@ def latency_stages(
     ``serialise`` (the reply as JSON, as the API sends it) and ``other`` (the wall time of
     `Memory.search` that no stage accounts for: the thread hand-off, metrics, ...)."""
     for p in probes[:WARMUP]:
-        mem.search(tenant, SearchRequest(query=p.query, owner=p.owner))
+        mem.for_tenant(tenant).search(SearchRequest(query=p.query, owner=p.owner))
     sums: dict[str, float] = {}
     walls: list[float] = []
     for p in probes:
         _check(stop)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        res = mem.search(tenant, SearchRequest(query=p.query, owner=p.owner), timings=timings)
+        res = mem.for_tenant(tenant).search(SearchRequest(query=p.query, owner=p.owner),
+                                            timings=timings)
         t1 = time.perf_counter()
         res.model_dump_json()
         timings["serialise"] = (time.perf_counter() - t1) * 1000

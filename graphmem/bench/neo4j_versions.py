@@ -162,7 +162,7 @@ def measure(sides: Sequence[Side], tenant: str, probes: Sequence[Probe]) -> dict
     def ask(side: Side, p: Probe, method: Method) -> tuple[float, float]:
         req = SearchRequest(query=p.query, owner=p.owner, method=method, max_messages=BUDGET)
         t0 = time.perf_counter()
-        res = side.memory.search(tenant, req)
+        res = side.memory.for_tenant(tenant).search(req)
         ms = (time.perf_counter() - t0) * 1000
         return ms, evidence_recall(p.gold, [h.id for h in res.hits])
 

@@ -282,7 +282,7 @@ def _ingest_export(file: Path, tenant: str, batch: int) -> None:
         traces = restore.traces_of(kept)
         created = sum(tm.traces.ingest(traces[i:i + MAX_TRACES]).created
                       for i in range(0, len(traces), MAX_TRACES))
-        docs, docs_there = mem.documents.restore(tenant, restore.documents_of(kept))
+        docs, docs_there = tm.documents.restore(kept)
     finally:
         mem.close()
     typer.echo(f"{counts['messages']} messages ({counts['new']} new), {facts + facts_there} "

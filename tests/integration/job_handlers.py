@@ -27,7 +27,7 @@ from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.jobs import Job
 from graphmem.models import MessageIn
-from graphmem.ops.worker import run_workers
+from graphmem.ops.worker import JobContext, run_workers
 from graphmem.service import Memory
 from graphmem.store import Store
 from tests.support.http_peer import serving
@@ -45,7 +45,7 @@ def append(path: str | Path, line: str) -> None:
         os.close(fd)
 
 
-def record(memory: Memory, job: Job) -> None:
+def record(ctx: JobContext, job: Job) -> None:
     """Logs ``start`` and ``done`` lines (job id, attempt, pid) to payload["log"]; on a job's
     first attempt sleeps payload["sleep_s"] in between."""
     log = job.payload["log"]
@@ -121,7 +121,7 @@ def wait_for(check: Callable[[], T], timeout: float = 15.0) -> T:
 
 
 def ingest(mem: Memory, tenant: str, *messages: dict[str, Any]) -> None:
-    mem.ingest(tenant, [MessageIn.model_validate(m) for m in messages])
+    mem.ops(tenant).ingest([MessageIn.model_validate(m) for m in messages])
 
 
 @contextmanager

@@ -284,7 +284,7 @@ def test_styled_graph_renders_in_headless_chromium(
         )
     finally:
         for who in ("alice", "bob"):
-            memory.delete_owner(tenant, who)
+            memory.ops(tenant).delete_owner(who)
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     summary = json.loads(done.stdout)
     data = out.read_bytes()

@@ -89,10 +89,10 @@ def test_drops_are_recorded_and_all_dropped_can_be_retried(
     assert cypher("MATCH (f:Observation {tenant: $t}) RETURN f.content AS c", t=tenant) == [
         {"c": BAKED["content"]}]
     assert (dropped("no_source") - no_source, dropped("ungrounded") - ungrounded) == (2, 1)
-    (day,) = [d for d in memory.llm_usage(tenant).days if d.operation == "extract_facts"]
+    (day,) = [d for d in memory.ops(tenant).llm_usage().days if d.operation == "extract_facts"]
     assert (day.calls, day.proposed, day.kept) == (2, 4, 1)
     assert day.dropped == {"no_source": 2, "ungrounded": 1, "empty": 0, "invalid": 0}
-    total = memory.llm_usage(tenant).totals["extract_facts"]
+    total = memory.ops(tenant).llm_usage().totals["extract_facts"]
     assert (total.proposed, total.kept, total.dropped["no_source"]) == (4, 1, 2)
 
     # the all-dropped episode is made extractable again and re-extracted, alone

@@ -201,12 +201,12 @@ def test_forgetting_a_long_session_is_refused_whole(api: TestClient, memory: Mem
     problem = r.json()
     assert problem["field"] == "session_id" and "3" in problem["detail"]
     with pytest.raises(TooLarge):
-        memory.forget_session(t, who, "s1")
+        memory.ops(t).forget_session(who, "s1")
     assert cypher("MATCH (m:Message {tenant: $t, owner: $o}) RETURN count(m) AS n",
                   t=t, o=who) == [{"n": 4}]
     assert not [r for r in deletions(api) if r["id_hash"] == id_hash(session_key(who, "s1"))]
     monkeypatch.undo()
-    assert memory.forget_session(t, who, "s1").removed["messages"] == 4
+    assert memory.ops(t).forget_session(who, "s1").removed["messages"] == 4
     api.delete(f"/v1/owners/{who}", headers=auth())
 
 
@@ -282,16 +282,16 @@ def test_forgetting_is_atomic(memory: Memory, tenant: str, cypher: Any,
     from graphmem.models import MessageIn
 
     who = owner()
-    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who)) for i in range(3)])
+    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who)) for i in range(3)])
 
     def broken(*_: Any) -> None:
         raise RuntimeError("audit write failed")
 
     monkeypatch.setattr(ForgetStore, "_record", broken)
     with pytest.raises(RuntimeError):
-        memory.forget_message(tenant, f"{who}-s1-1")
+        memory.ops(tenant).forget_message(f"{who}-s1-1")
     with pytest.raises(RuntimeError):
-        memory.forget_session(tenant, who, "s1")
+        memory.ops(tenant).forget_session(who, "s1")
     assert cypher("MATCH (m:Message {tenant: $t, owner: $o}) RETURN count(m) AS n",
                   t=tenant, o=who) == [{"n": 3}]
     assert cypher("MATCH (s:Session {tenant: $t, owner: $o}) RETURN count(s) AS n",

@@ -102,7 +102,7 @@ def test_session_and_time_filters_narrow_it(memory: Memory, tenant: str,
                                             cypher: Any) -> None:
     who = owner()
     talk = _talk(who)
-    memory.ingest(tenant, [MessageIn.model_validate(m) for m in talk])
+    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in talk])
     tm = memory.for_tenant(tenant)
     one = tm.messages.forget_matching(ForgetMessages(owner=who, session_id="s2",
                                                      metadata=GMAIL))
@@ -126,7 +126,7 @@ def test_operators_choose_what_goes(memory: Memory, tenant: str, cypher: Any) ->
     who = owner()
     rows = [msg(i, who, session=s, metadata={"source": "gmail" if i % 2 else "chat", "turn": i})
             for s in ("s1", "s2") for i in range(6)]
-    memory.ingest(tenant, [MessageIn.model_validate(m) for m in rows])
+    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in rows])
     tm = memory.for_tenant(tenant)
     late = tm.messages.forget_matching(ForgetMessages.model_validate(
         {"owner": who, "session_id": "s1", "metadata": {"turn": {"gte": 3}}}))
@@ -148,7 +148,7 @@ def test_more_than_the_bound_is_refused_whole(api: TestClient, memory: Memory, c
     r = api.post("/v1/messages/forget", json={"owner": who, "metadata": GMAIL}, headers=auth())
     assert r.status_code == 413 and r.json()["field"] == "metadata", r.text
     with pytest.raises(TooLarge):
-        memory.forget_matching(t, ForgetMessages(owner=who, session_id="s1"))
+        memory.ops(t).forget_matching(ForgetMessages(owner=who, session_id="s1"))
     assert cypher("MATCH (m:Message {tenant: $t, owner: $o}) RETURN count(m) AS n",
                   t=t, o=who) == [{"n": 12}]
     r = api.post("/v1/messages/forget", json={"owner": who, "metadata": GMAIL,
@@ -160,14 +160,14 @@ def test_more_than_the_bound_is_refused_whole(api: TestClient, memory: Memory, c
 def test_it_is_atomic(memory: Memory, tenant: str, cypher: Any,
                       monkeypatch: pytest.MonkeyPatch) -> None:
     who = owner()
-    memory.ingest(tenant, [MessageIn.model_validate(m) for m in _talk(who)])
+    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in _talk(who)])
 
     def broken(*_: Any) -> None:
         raise RuntimeError("audit write failed")
 
     monkeypatch.setattr(ForgetStore, "_record", broken)
     with pytest.raises(RuntimeError):
-        memory.forget_matching(tenant, ForgetMessages(owner=who, metadata=GMAIL))
+        memory.ops(tenant).forget_matching(ForgetMessages(owner=who, metadata=GMAIL))
     assert cypher("MATCH (m:Message {tenant: $t, owner: $o}) RETURN count(m) AS n",
                   t=tenant, o=who) == [{"n": 12}]
     assert len(_chain(cypher, tenant, who, "s1")) == 6

@@ -33,7 +33,7 @@ def _session(memory: Memory, tenant: str) -> tuple[str, list[str]]:
     texts = ["We planned the trip to Porto.", f"My locker code is {SECRET} 4711.",
              "Noted, I will remember it.", "Also book a hotel near the river."]
     batch = [MessageIn.model_validate(msg(i, who, text=x)) for i, x in enumerate(texts)]
-    return who, memory.ingest(tenant, batch).ids
+    return who, memory.ops(tenant).ingest(batch).ids
 
 
 def _form_forgetting_first(memory: Memory, tenant: str, who: str,
@@ -57,7 +57,7 @@ def test_episode_write_skips_an_episode_whose_message_is_gone(
     memory: Memory, tenant: str, cypher: Any
 ) -> None:
     who, ids = _session(memory, tenant)
-    memory.forget_message(tenant, ids[1])
+    memory.ops(tenant).forget_message(ids[1])
     store = EpisodeStore(memory.store, tenant)
     now = datetime.now(UTC)
     props = {"owner": who, "session_id": "s1", "title": "t", "narrative": SECRET}
@@ -76,7 +76,7 @@ def test_formation_racing_a_forget_writes_nothing_of_the_forgotten_message(
 ) -> None:
     who, ids = _session(memory, tenant)
     report = _form_forgetting_first(memory, tenant, who, monkeypatch,
-                                    lambda: memory.forget_message(tenant, ids[1]))
+                                    lambda: memory.ops(tenant).forget_message(ids[1]))
     assert report.skipped and report.created + report.extended == 0
     assert cypher("MATCH (n:Episode|Window|Sentence|Message {tenant: $t}) WHERE any(k IN "
                   "keys(n) WHERE n[k] IS :: STRING AND n[k] CONTAINS $s) RETURN labels(n) AS l",
@@ -107,7 +107,7 @@ def _cases(cypher: Any, tenant: str, trace_id: str) -> int:
 
 def test_case_write_skips_a_forgotten_trace(memory: Memory, tenant: str, cypher: Any) -> None:
     who, trace_id = _trace(memory, tenant)
-    memory.forget_trace(tenant, trace_id)
+    memory.ops(tenant).forget_trace(trace_id)
     case = {"id": f"{trace_id}/c0", "step_ids": [f"{trace_id}#0"],
             "props": {"owner": who, "trace_id": trace_id, "intent": "cancel"}}
     store = ProceduralStore(memory.store, tenant)
@@ -124,7 +124,7 @@ def test_form_trace_racing_a_forget_writes_no_case(
     real = ProceduralStore.write_cases
 
     def forget_first(self: ProceduralStore, *args: Any) -> bool:
-        memory.forget_trace(tenant, trace_id)  # commits after formation read the trace
+        memory.ops(tenant).forget_trace(trace_id)  # commits after formation read the trace
         return real(self, *args)
 
     monkeypatch.setattr(ProceduralStore, "write_cases", forget_first)
@@ -144,7 +144,7 @@ def test_formation_racing_a_session_forget_leaves_nothing_of_it(
 ) -> None:
     who, _ = _session(memory, tenant)
     report = _form_forgetting_first(memory, tenant, who, monkeypatch,
-                                    lambda: memory.forget_session(tenant, who, "s1"))
+                                    lambda: memory.ops(tenant).forget_session(who, "s1"))
     assert report.created + report.extended == 0
     # not a node of the session is left: no episode, window or lock naming it (the record of
     # the formation job that ingest enqueued stays until done jobs are pruned)
@@ -173,7 +173,7 @@ def test_forgetting_a_session_while_batches_arrive_leaves_a_consistent_store(
                                timestamp=t0 + timedelta(seconds=(n * 37 + i * 11) % 5000))
                      for i in range(10)]
             try:
-                memory.ingest(tenant, batch)
+                memory.ops(tenant).ingest(batch)
             except Exception as exc:
                 failures.append(f"ingest: {exc!r}")
             n += 1
@@ -181,7 +181,7 @@ def test_forgetting_a_session_while_batches_arrive_leaves_a_consistent_store(
     def forget_and_form() -> None:
         while time.monotonic() < stop:
             try:
-                memory.forget_session(tenant, who, "s")
+                memory.ops(tenant).forget_session(who, "s")
             except NotFound:
                 pass
             except Exception as exc:

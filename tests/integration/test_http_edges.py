@@ -27,21 +27,30 @@ from tests.support.live_server import free_port, serve
 KEY = {"Authorization": "Bearer edge-key"}
 
 
+class StubOps:
+    """A tenant's operations stand-in: `get_message` raises like an unforeseen bug; a session
+    is empty."""
+
+    def get_message(self, id_: str) -> Message:
+        raise RuntimeError("an unforeseen bug")
+
+    def session_messages(self, *args: Any) -> list[Message]:
+        return []
+
+
 class Stub:
-    """A Memory stand-in: `get_message` raises like an unforeseen bug; a session is empty."""
+    """A Memory stand-in whose tenants' messages are `StubOps`."""
+
+    store = None
 
     def ensure_schema(self) -> None:
         pass
 
     def for_tenant(self, name: str, access: Access | None = None,
                    caller: str | None = None) -> TenantMemory:
-        return TenantMemory(self, name, access, caller)  # type: ignore[arg-type]
-
-    def get_message(self, tenant: str, id_: str) -> Message:
-        raise RuntimeError("an unforeseen bug")
-
-    def session_messages(self, *args: Any) -> list[Message]:
-        return []
+        tm = TenantMemory(self, name, access, caller)  # type: ignore[arg-type]
+        tm.messages._ops = StubOps()  # type: ignore[assignment]
+        return tm
 
 
 def edge_settings(**update: Any) -> Settings:

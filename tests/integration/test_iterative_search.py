@@ -26,7 +26,7 @@ TALK = [
 
 def _ingest(memory: Memory, tenant: str) -> str:
     who = owner()
-    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, text=t, speaker=s))
+    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t, speaker=s))
                            for i, (s, t) in enumerate(TALK)])
     return who
 
@@ -62,14 +62,14 @@ def test_iterative_over_http_with_trace(api: TestClient, memory: Memory) -> None
                             headers=auth()).json()
         assert one_shot["trace"] is None
     finally:
-        memory.delete_owner(KEYS["key-a"], who)
+        memory.ops(KEYS["key-a"]).delete_owner(who)
 
 
 def test_iterative_without_budget_returns_as_many_as_the_base(memory: Memory,
                                                                tenant: str) -> None:
     who = _ingest(memory, tenant)
     req = SearchRequest(query="Who is Ingrid?", owner=who, k=2, method="rrf_windows")
-    base = memory.search(tenant, req)
-    it = memory.search(tenant, req.model_copy(update={"method": "iterative"}))
+    base = memory.ops(tenant).search(req)
+    it = memory.ops(tenant).search(req.model_copy(update={"method": "iterative"}))
     assert 0 < len(it.hits) <= len(base.hits)
     assert it.trace is None

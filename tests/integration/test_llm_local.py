@@ -156,7 +156,7 @@ def test_a_locomo_session(former: Former, memory: Memory, tenant: str, cypher: A
     conv = locomo.load(LOCOMO, owner_prefix=f"{tenant}-")[0]
     first = conv.messages[0].session_id
     session = [m for m in conv.messages if m.session_id == first]
-    memory.ingest(tenant, [MessageIn.model_validate(m.model_dump()) for m in session])
+    memory.ops(tenant).ingest([MessageIn.model_validate(m.model_dump()) for m in session])
     who = session[0].owner
     report = former.form(tenant, who, first)
     assert report.messages == len(session) and report.created >= 1
@@ -166,7 +166,7 @@ def test_a_locomo_session(former: Former, memory: Memory, tenant: str, cypher: A
     ids = {m.id for m in session}
     assert facts, report.extraction
     assert all(f["sources"] and set(f["sources"]) <= ids for f in facts)
-    usage = memory.llm_usage(tenant).totals
+    usage = memory.ops(tenant).llm_usage().totals
     assert usage["extract_facts"].proposed >= usage["extract_facts"].kept >= len(facts) > 0
 
 
@@ -194,9 +194,9 @@ def test_answer_cites_the_evidence(request: pytest.FixtureRequest, llm_settings:
             assert f"{who}-s1-0" in got["sources"]  # the turn that names the puppy
             assert got["insufficient"] is False and got["answer"].strip()
             assert got["prompt_tokens"] > 0 and got["completion_tokens"] > 0
-            assert mem.llm_usage("tenant-llm").totals["answer"].calls >= 1
+            assert mem.ops("tenant-llm").llm_usage().totals["answer"].calls >= 1
         finally:
-            mem.delete_owner("tenant-llm", who)
+            mem.ops("tenant-llm").delete_owner(who)
 
 
 def test_decider_on_a_multi_hop_question(request: pytest.FixtureRequest,
@@ -214,7 +214,7 @@ def test_decider_on_a_multi_hop_question(request: pytest.FixtureRequest,
             query="In which city does the woman who adopted the beagle puppy work?", owner=who,
             method="iterative", max_messages=4, trace=True))
         rs = mem.recipe("iterative").iterative
-        used = mem.llm_usage(tenant).totals["decide"].calls
+        used = mem.ops(tenant).llm_usage().totals["decide"].calls
     trace = res.trace
     assert trace is not None and trace.decider == "llm", trace
     assert 1 <= trace.decider_calls <= rs.iterative_rounds

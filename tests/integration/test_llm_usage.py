@@ -36,7 +36,7 @@ def test_concurrent_calls_lose_no_update(memory: Memory, tenant: str) -> None:
         list(pool.map(lambda n: store.record(tenant, _call("op", ok=n % 4 != 0), at),
                       range(200)))
     store.record(tenant, _call("op"), at + timedelta(hours=1))  # the next UTC day
-    report = memory.llm_usage(tenant)
+    report = memory.ops(tenant).llm_usage()
     assert [(d.day, d.calls, d.failures) for d in report.days] == [
         (date(2026, 3, 1), 200, 50), (date(2026, 3, 2), 1, 0)]
     day = report.days[0]
@@ -44,7 +44,7 @@ def test_concurrent_calls_lose_no_update(memory: Memory, tenant: str) -> None:
     assert abs(day.latency_ms - 300.0) < 1e-6
     total = report.totals["op"]
     assert (total.calls, total.failures, total.models) == (201, 50, ["m"])
-    only = memory.llm_usage(tenant, since=date(2026, 3, 2), until=date(2026, 3, 2))
+    only = memory.ops(tenant).llm_usage(since=date(2026, 3, 2), until=date(2026, 3, 2))
     assert [d.day for d in only.days] == [date(2026, 3, 2)]
 
 
@@ -56,7 +56,8 @@ def test_formation_records_each_llm_call_for_its_tenant(
                                       "llm_max_retries": 0})
     former = Former.for_settings(llm, memory.store, memory.embedder, memory.facts)
     who, t = owner(), "tenant-a"  # the api fixture's key-a
-    memory.ingest(t, [MessageIn.model_validate(msg(i, who, text=x)) for i, x in enumerate(TURNS)])
+    memory.ops(t).ingest([MessageIn.model_validate(msg(i, who, text=x))
+                          for i, x in enumerate(TURNS)])
     srv.reply_json({"boundaries": []}, prompt_tokens=100, completion_tokens=5)
     srv.reply_json({"title": "Alta Via 1", "narrative": "They hiked the Alta Via 1."},
                    prompt_tokens=120, completion_tokens=20)
@@ -77,7 +78,7 @@ def test_formation_records_each_llm_call_for_its_tenant(
                       "min(u.caption) AS caption", t=t)
         assert rows == [{"n": 3, "caption": f"episode_boundaries {today}"}]
     finally:
-        memory.delete_owner(t, who)
+        memory.ops(t).delete_owner(who)
         cypher("MATCH (u:LLMUsage {tenant: $t}) DELETE u", t=t)
 
 

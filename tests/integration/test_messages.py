@@ -96,8 +96,8 @@ def test_a_tenants_owners_by_name(api: TestClient, memory: Memory, tenant: str) 
 def test_same_id_twice_is_stored_once(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     batch = [MessageIn.model_validate(msg(i, who)) for i in range(2)]
-    assert memory.ingest(tenant, batch).created == 2
-    again = memory.ingest(tenant, batch)
+    assert memory.ops(tenant).ingest(batch).created == 2
+    again = memory.ops(tenant).ingest(batch)
     assert (again.created, again.duplicates) == (0, 2)
     count = cypher("MATCH (m:Message {tenant: $t}) RETURN count(m) AS n", t=tenant)[0]["n"]
     assert count == 2
@@ -106,8 +106,8 @@ def test_same_id_twice_is_stored_once(memory: Memory, tenant: str, cypher: Any) 
 def test_retry_without_id_is_stored_once(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     m = MessageIn.model_validate({k: v for k, v in msg(0, who).items() if k != "id"})
-    first = memory.ingest(tenant, [m])
-    second = memory.ingest(tenant, [m])
+    first = memory.ops(tenant).ingest([m])
+    second = memory.ops(tenant).ingest([m])
     assert first.ids == second.ids and second.created == 0
     count = cypher("MATCH (m:Message {tenant: $t}) RETURN count(m) AS n", t=tenant)[0]["n"]
     assert count == 1
@@ -128,8 +128,8 @@ def test_out_of_order_arrivals_land_in_place(memory: Memory, tenant: str, cypher
     who = owner()
     order = [5, 0, 3, 9, 1, 7, 2, 8, 4, 6]
     for i in order[:4]:
-        memory.ingest(tenant, [MessageIn.model_validate(msg(i, who))])
-    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who)) for i in order[4:]])
+        memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who))])
+    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who)) for i in order[4:]])
     assert _chain(cypher, tenant, who, "s1") == [f"{who}-s1-{i}" for i in range(10)]
     sessions = cypher(
         "MATCH (s:Session {tenant: $t, owner: $o}) RETURN s.message_count AS n", t=tenant, o=who
@@ -140,7 +140,7 @@ def test_out_of_order_arrivals_land_in_place(memory: Memory, tenant: str, cypher
 def test_sessions_are_chained_separately(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     batch = [msg(i, who, "a") for i in range(3)] + [msg(i, who, "b") for i in range(3)]
-    memory.ingest(tenant, [MessageIn.model_validate(m) for m in batch])
+    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in batch])
     assert _chain(cypher, tenant, who, "a") == [f"{who}-a-{i}" for i in range(3)]
     assert _chain(cypher, tenant, who, "b") == [f"{who}-b-{i}" for i in range(3)]
 
@@ -148,7 +148,7 @@ def test_sessions_are_chained_separately(memory: Memory, tenant: str, cypher: An
 def test_sentence_units_are_linked(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     text = "I adopted a dog. Her name is Luna! Does she like parks?"
-    memory.ingest(tenant, [MessageIn.model_validate(msg(0, who, text=text))])
+    memory.ops(tenant).ingest([MessageIn.model_validate(msg(0, who, text=text))])
     rows = cypher(
         "MATCH (s:Sentence {tenant: $t})-[:PART_OF]->(m:Message) "
         "RETURN s.text AS text, size(s.embedding) AS dims ORDER BY s.idx", t=tenant,
@@ -164,9 +164,10 @@ def test_delete_owner_reports_and_removes(api: TestClient, cypher: Any) -> None:
     api.post("/v1/messages", json={"messages": [msg(0, other)]}, headers=auth())
     r = api.delete(f"/v1/owners/{who}", headers=auth())
     assert r.status_code == 200
+    # entities: the speakers alice and bob, and the walk link verb:message ("message number i")
     assert r.json() == {"owner": who, "messages": 4, "sentences": 4, "sessions": 1, "facts": 0,
                         "episodes": 0, "jobs": 1, "windows": 0, "procedural": 0,
-                        "entities": 2, "documents": 0}
+                        "entities": 3, "documents": 0}
     assert cypher("MATCH (n {owner: $o}) RETURN count(n) AS n", o=who)[0]["n"] == 0
     assert cypher("MATCH (n:Message {owner: $o}) RETURN count(n) AS n", o=other)[0]["n"] == 1
     again = api.delete(f"/v1/owners/{who}", headers=auth()).json()
@@ -177,9 +178,9 @@ def test_bulk_ingest_pipelines_batches(memory: Memory, tenant: str, cypher: Any)
     who = owner()
     batches = [[MessageIn.model_validate(msg(i, who)) for i in range(j, j + 5)]
                for j in range(0, 20, 5)]
-    reports = list(memory.ingest_many(tenant, batches))
+    reports = list(memory.ops(tenant).ingest_many(batches))
     assert [r.created for r in reports] == [5, 5, 5, 5]
     assert [r.ids for r in reports] == [[m.id for m in b] for b in batches]
     assert _chain(cypher, tenant, who, "s1") == [f"{who}-s1-{i}" for i in range(20)]
-    again = list(memory.ingest_many(tenant, batches))
+    again = list(memory.ops(tenant).ingest_many(batches))
     assert sum(r.duplicates for r in again) == 20

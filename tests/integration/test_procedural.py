@@ -333,7 +333,7 @@ def test_trace_and_skill_jobs_survive_a_killed_worker(settings: Settings,
                                                            units="cases"))
         assert [c.trace_id for c in cases.cases] == [trace]
     finally:
-        fast.delete_owner(tenant, o)
+        fast.ops(tenant).delete_owner(o)
         fast.store.close()
 
 
@@ -382,5 +382,5 @@ def test_demo_release_run_supports_a_rollback_skill_under_staging(memory: Memory
         assert skill.conditions["environment"] == ["staging"] and skill.successes == 1
         assert skill.cases and "Rollback recovery" in skill.cases[0].intent
     finally:
-        memory.delete_owner(tenant, "alice")
-        memory.delete_owner(tenant, "bob")
+        memory.ops(tenant).delete_owner("alice")
+        memory.ops(tenant).delete_owner("bob")

@@ -57,7 +57,7 @@ def _vector_indexes(cypher: Any) -> dict[str, tuple[int, str]]:
 def test_reembed_to_another_model_and_back(memory: Memory, tenant: str, cypher: Any,
                                            env: None) -> None:
     who, real = owner(), memory.embedder
-    memory.ingest(tenant, [MessageIn.model_validate(msg(i, who, text=t))
+    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TURNS)])
     memory.former.form(tenant, who, "s1")  # an episode and turn windows, embedded too
     good = ["get_order", "cancel_order"]  # two successful runs: cases and a skill
@@ -125,4 +125,4 @@ def test_reembed_to_another_model_and_back(memory: Memory, tenant: str, cypher: 
     r = CliRunner().invoke(app, ["schema", "reembed"])  # the configured model: nothing to redo
     assert r.exit_code == 0, r.output
     assert f"re-embedded with {real.name}" in r.output and "Sentence 0" in r.output
-    memory.delete_owner(tenant, who)
+    memory.ops(tenant).delete_owner(who)

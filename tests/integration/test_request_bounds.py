@@ -102,7 +102,7 @@ def test_bulk_path_has_the_same_bounds(memory: Memory, tenant: str, cypher: Any)
     over = [MessageIn.model_validate(msg(i, who, text=" ".join(f"S{j}." for j in range(per))))
             for i in range(memory.settings.max_batch)]
     with pytest.raises(TooLarge) as info:
-        list(memory.ingest_many(tenant, [ok, over]))
+        list(memory.ops(tenant).ingest_many([ok, over]))
     assert info.value.field == "messages"
     assert info.value.limit == memory.settings.max_batch_units
     # the batch before the refused one is its own transaction and committed; nothing of it after

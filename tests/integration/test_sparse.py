@@ -37,13 +37,13 @@ def sparse_memory(settings: Settings, memory: Memory) -> Iterator[Memory]:
 
 def _talk(mem: Memory, tenant: str, who: str, texts: list[str] = TALK) -> list[str]:
     rows = [msg(i, who, text=t) for i, t in enumerate(texts)]
-    mem.ingest(tenant, [MessageIn.model_validate(r) for r in rows])
+    mem.ops(tenant).ingest([MessageIn.model_validate(r) for r in rows])
     return [r["id"] for r in rows]
 
 
 def _search(mem: Memory, tenant: str, who: str, query: str = QUESTION,
             method: str = "rrf_expand") -> dict[str, list[str]]:
-    res = mem.search(tenant, SearchRequest(query=query, owner=who, method=method, k=3))  # type: ignore[arg-type]
+    res = mem.ops(tenant).search(SearchRequest(query=query, owner=who, method=method, k=3))  # type: ignore[arg-type]
     return {h.id: list(h.rules) for h in res.hits}
 
 
@@ -90,7 +90,7 @@ def test_the_pieces_are_bound_to_their_tenant(sparse_memory: Memory, tenant: str
         assert found and set(found) <= set(ids)
         assert set(_search(sparse_memory, other, who)) <= set(theirs)
     finally:
-        sparse_memory.delete_owner(other, who)
+        sparse_memory.ops(other).delete_owner(who)
 
 
 def test_a_forgotten_message_leaves_the_sparse_list(sparse_memory: Memory,
@@ -98,7 +98,7 @@ def test_a_forgotten_message_leaves_the_sparse_list(sparse_memory: Memory,
     who = owner()
     ids = _talk(sparse_memory, tenant, who)
     sparse_memory.former.form(tenant, who, "s1")
-    sparse_memory.forget_message(tenant, ids[CELLO])
+    sparse_memory.ops(tenant).forget_message(ids[CELLO])
     assert ids[CELLO] not in _search(sparse_memory, tenant, who)
     assert "sparse" in _search(sparse_memory, tenant, who, query="the tax forms").get(ids[7], [])
 

@@ -4,8 +4,10 @@ module reaches around it to the store."""
 from __future__ import annotations
 
 import ast
+import functools
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 from unittest.mock import MagicMock
 
 import pytest
@@ -23,6 +25,22 @@ from graphmem.models import (
 )
 from graphmem.procedural.models import SkillSearch, TraceIn
 from graphmem.tenant_memory import TenantMemory
+
+
+class OpsOnMock:
+    """`TenantOps` over a mock `Memory`: each operation is the mock's method of the same name
+    with the tenant first, so a test reads which tenant-bound call the facade made."""
+
+    def __init__(self, parts: Any, tenant: str) -> None:
+        self._parts, self.tenant = parts, tenant
+
+    def __getattr__(self, name: str) -> Any:
+        return functools.partial(getattr(self._parts, name), self.tenant)
+
+
+@pytest.fixture(autouse=True)
+def ops_on_mock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("graphmem.tenant_memory.TenantOps", OpsOnMock)
 
 API = Path(__file__).resolve().parents[2] / "api"
 

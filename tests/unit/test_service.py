@@ -1,4 +1,4 @@
-"""`Memory.context`: its unit searches run side by side, in order, and a failure of one is the
+"""`TenantOps.context`: its unit searches run side by side, in order, and a failure of one is the
 request's failure (no Neo4j: the searches are stand-ins)."""
 
 from __future__ import annotations
@@ -15,14 +15,19 @@ from graphmem.errors import StoreUnavailable
 from graphmem.models import ContextRequest, SearchRequest, SearchResult
 from graphmem.retrieval.deciders import OfflineDecider
 from graphmem.service import Memory
+from graphmem.tenant_ops import TenantOps
 
 
-def _memory(search: Any) -> Memory:
+def _ops(search: Any) -> TenantOps:
+    """Tenant acme's operations over stand-in parts, its searches ``search``."""
     mem = Memory.__new__(Memory)
     mem.settings, mem.sparse, mem.embedder = Settings(), None, None  # type: ignore[assignment]
-    mem._units = ThreadPoolExecutor(4)
-    mem.search = search  # type: ignore[method-assign]
-    return mem
+    mem.store = None  # type: ignore[assignment]
+    mem.units = ThreadPoolExecutor(4)
+    ops = TenantOps(mem, "acme")
+    ops.search = lambda req, recipe=None, *, embedder=None, timings=None: search(  # type: ignore[method-assign]
+        ops.tenant, req, recipe, embedder=embedder)
+    return ops
 
 
 def _result(req: SearchRequest) -> SearchResult:
@@ -38,9 +43,9 @@ def test_context_runs_its_unit_searches_side_by_side() -> None:
         time.sleep(0.2)
         return _result(req)
 
-    mem = _memory(search)
+    ops = _ops(search)
     started = time.perf_counter()
-    out = mem.context("acme", ContextRequest(query="q", owner="o", trace=True))
+    out = ops.context(ContextRequest(query="q", owner="o", trace=True))
     assert time.perf_counter() - started < 0.45  # three searches of 0.2 s, not 0.6 s
     assert threads["messages"] == threading.current_thread().name  # the first on this thread
     assert len(set(threads.values())) == 3
@@ -56,7 +61,7 @@ def test_a_failed_unit_search_fails_the_context(failing: str) -> None:
         return _result(req)
 
     with pytest.raises(StoreUnavailable):
-        _memory(search).context("acme", ContextRequest(query="q", owner="o"))
+        _ops(search).context(ContextRequest(query="q", owner="o"))
 
 
 @pytest.mark.parametrize(("embedder", "unit", "on"), [
@@ -81,5 +86,5 @@ def test_the_offline_decider_follows_up_every_question_unless_told_not_to(
     mem.sparse = None
     rs = (mem.recipe("iterative").with_(iterative_every_question=False) if preset == "lists"
           else mem.recipe("iterative", preset))
-    decider = mem._decider(rs)
+    decider = mem.decider(rs)
     assert isinstance(decider, OfflineDecider) and decider.lists_only is not every

@@ -6,6 +6,7 @@
 //   first_messages (ids of up to 5 messages, oldest first)
 // Example: :param tenant => 'demo'; :param owner => 'alice'
 MATCH (e:Entity {tenant: $tenant, owner: $owner})
+WHERE e.kind <> 'link'  // walk links (graphmem.entities.extract.links) are no entities to list
 CALL (e) {
   MATCH (e)<-[:MENTIONS]-(m:Message)
   WITH m ORDER BY m.timestamp, m.id

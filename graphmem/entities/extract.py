@@ -18,7 +18,10 @@ entity, and "Príncipe Real" is "príncipe real". Kinds:
   the singular. A word counts when the lexicon knows it as a noun (and, for a word that is also
   a verb or an adjective, its neighbours say it is used as one: "my work" but not "I work", "the
   past" but not "a past life"), or as an activity ("went hiking"), or is unknown to it ("café",
-  "Netflix"); verbs ("moved", "called"), adjectives and adverbs never count.
+  "Netflix"); verbs ("moved", "called"), adjectives and adverbs never count;
+- ``link`` (hidden, named ``noun:…`` or ``verb:…``): a walk link (`links`), the lemma of a
+  noun or a verb the text uses, which only the ``graph`` walk reads; the places that list
+  entities leave it out.
 
 Why the lexicon and not a tagger: `lemminflect` ships its lexicon in the wheel (no model to
 fetch), answers from a dictionary, and keeps extraction on the ingest path at a few
@@ -141,7 +144,7 @@ class Mention:
     name: str
     """The entity's normal form (`normalise`): the key of the entity per tenant and owner."""
     kind: str
-    """``speaker``, ``name``, ``date`` or ``topic``."""
+    """``speaker``, ``name``, ``date``, ``topic`` or ``link`` (a hidden walk link)."""
 
 
 def normalise(text: str) -> str:
@@ -314,6 +317,37 @@ def topics(text: str, exclude: Collection[str] = (), limit: int = MAX_TOPICS) ->
     return list(out)[:limit]
 
 
+LINK = "link"
+"""The kind of a walk link (`links`): not an entity a person would mark, so never listed as one."""
+NOUN_LINK = "noun:"
+VERB_LINK = "verb:"
+
+
+def links(text: str, exclude: Collection[str] = ()) -> list[str]:
+    """The walk links of a text: ``noun:<lemma>`` for every word of its noun phrases (singular;
+    "pottery class" gives ``noun:pottery`` and ``noun:class``) and ``verb:<lemma>`` for every
+    verb ("painted" gives ``verb:paint``), first occurrences first; words in ``exclude`` (normal
+    forms) are left out, as are capitalised words inside a sentence (names). Only the ``graph``
+    walk reads them: a message that talks about "the class" meets one about "my pottery class",
+    and one where someone "painted" meets a question about what they paint, though their noun
+    phrases differ. The prefixes keep them apart from entity names (a normal form holds no
+    colon)."""
+    out: dict[str, None] = {}
+    for phrase in topics(text, exclude=exclude, limit=len(text)):
+        for w in phrase.split():
+            out.setdefault(NOUN_LINK + singular(w), None)
+    for words in sentences(text):
+        lower = [normalise(w) for w in words]
+        for i, w in enumerate(words):
+            lw = lower[i]
+            if (i > 0 and w[0].isupper()) or not _plain(lw) or lw in exclude:
+                continue
+            pos = _lexicon(lw)
+            if "VERB" in pos and not _is_noun(lower, i, False):
+                out.setdefault(VERB_LINK + pos["VERB"][0], None)
+    return list(out)
+
+
 def date_names(ranges: Iterable[tuple[date, date]]) -> list[str]:
     """Month entities ("2023-05") of day ranges inside one month; year entities ("2023") of
     wider ranges inside one year; nothing for ranges over several years."""
@@ -345,23 +379,32 @@ def mentions(text: str, speaker: str | None = None,
 def query_mentions(query: str, dates: Sequence[tuple[date, date]] = (),
                    known: Collection[str] = ()) -> list[Mention]:
     """The entities a search query names (no speaker; a capitalised first word counts too: the
-    query is matched against stored entities, so a word that names none finds nothing)."""
+    query is matched against stored entities, so a word that names none finds nothing), then
+    its walk links (`links`, kind ``link``) but those of a word it names as an entity (the walk
+    already restarts there)."""
     first = {normalise(w) for words in sentences(query) for w in words[:1]}
-    return mentions(query, None, dates, {*known, *first})
+    found = mentions(query, None, dates, {*known, *first})
+    named = {m.name for m in found}
+    return found + [Mention(n, LINK) for n in links(query, exclude=named)]
 
 
 def message_mentions(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The mention rows `write_mentions.cypher` takes ({message_id, owner, name, kind}, one per
-    message and entity), for ingest rows ({id, owner, speaker, text, event_starts,
-    event_ends}). A word opening a sentence counts as a name when it is a speaker of the batch
-    or is capitalised inside a sentence somewhere in the batch. Sorted by entity (owner, name):
+    message and entity, then one per message and walk link: `links`, kind ``link``, but those of
+    its names), for ingest rows ({id, owner, speaker, text, event_starts, event_ends}). A word
+    opening a sentence counts as a name when it is a speaker of the batch or is capitalised
+    inside a sentence somewhere in the batch. Sorted by entity (owner, name):
     every batch locks the entities it links in that one order, so concurrent batches of an
     owner wait for each other instead of deadlocking."""
     known = inner_names(r["text"] for r in rows) | {normalise(r["speaker"]) for r in rows}
     out: list[dict[str, Any]] = []
     for r in rows:
         dates = list(zip(r.get("event_starts") or (), r.get("event_ends") or (), strict=True))
-        for m in mentions(r["text"], r["speaker"], dates, known):
+        found = mentions(r["text"], r["speaker"], dates, known)
+        for m in found:
             out.append({"message_id": r["id"], "owner": r["owner"], "name": m.name,
                         "kind": m.kind})
+        names = {m.name for m in found if m.kind in ("speaker", "name")}
+        for n in links(r["text"], exclude=names):
+            out.append({"message_id": r["id"], "owner": r["owner"], "name": n, "kind": LINK})
     return sorted(out, key=lambda x: (x["owner"], x["name"], x["message_id"]))

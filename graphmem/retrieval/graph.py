@@ -5,6 +5,9 @@ its messages.
 
 The graph holds the candidates, their ``NEXT`` neighbours, the entities they and the query
 mention, other messages mentioning those entities, and the episodes and facts of all of them.
+Entities here include the hidden walk links (`graphmem.entities.extract.links`: the lemmas of
+nouns and verbs, so "my pottery class" meets "the class" and "painted" meets "paint"), read
+after the other entities when the neighbourhood's entity budget is short.
 The walk restarts at the candidates (in proportion to their fused scores) and at the query's own
 entities, so a message that shares a rare entity with several good candidates, or with the
 query, ranks high even when neither index found it (a multi-hop question's second hop).

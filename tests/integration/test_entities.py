@@ -52,6 +52,22 @@ def test_ingest_writes_entities_and_mentions(memory: Memory, tenant: str, cypher
     assert _entities(cypher, tenant, who) == found
 
 
+def test_walk_links_are_stored_for_the_walk_but_never_listed(memory: Memory, tenant: str,
+                                                            cypher: Any) -> None:
+    who = owner()
+    _ingest(memory, tenant, who)
+    found = _entities(cypher, tenant, who)
+    # "pottery classes" and "the kiln at the studio": each noun a link; "hiked" a verb link
+    assert found["noun:pottery"]["kind"] == found["verb:hike"]["kind"] == "link"
+    assert found["noun:class"]["messages"] == [f"{who}-0"]
+    listed = memory.store.run("audit/owner_entities", tenant=tenant, owner=who)
+    assert {r["entity"] for r in listed} == {n for n, e in found.items() if e["kind"] != "link"}
+    exported = list(memory.for_tenant(tenant).export_all(who, limit=1000))
+    assert {r.id for r in exported if r.kind == "entity"} == {r["entity"] for r in listed}
+    assert not {x.id for r in exported for x in r.links if x.type == "MENTIONS"} - {
+        r["entity"] for r in listed}
+
+
 def test_graph_method_adds_the_pagerank_list(memory: Memory, tenant: str) -> None:
     who = owner()
     _ingest(memory, tenant, who)

@@ -4,6 +4,7 @@ normal forms, and the rows ingest writes."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,6 +13,7 @@ from graphmem.entities.extract import (
     Mention,
     date_names,
     inner_names,
+    links,
     mentions,
     message_mentions,
     names,
@@ -122,8 +124,27 @@ def test_query_mentions_take_a_capitalised_first_word() -> None:
     assert got[:2] == ["caroline", "pride parade"]
 
 
+def test_links_are_the_lemmas_of_nouns_and_verbs() -> None:
+    got = links("I went to a pottery class yesterday and painted a bowl with my kids.")
+    assert got == ["noun:pottery", "noun:class", "noun:bowl", "noun:kid", "verb:paint"]
+    # names and words given to leave out are no links; adjectives and stopwords never are
+    assert links("Then Caroline joined a new support group.", exclude={"caroline"}) == [
+        "noun:support", "noun:group", "verb:join"]
+    assert links("It was so lovely and I am glad.") == []
+
+
+def test_query_mentions_add_links_but_of_the_words_they_name() -> None:
+    query = "Who painted the bowls at Caroline's pottery class?"
+    got = query_mentions(query)
+    assert [(m.name, m.kind) for m in got] == [
+        ("caroline", "name"), ("bowl", "topic"), ("pottery class", "topic"),
+        ("noun:bowl", "link"), ("noun:pottery", "link"), ("noun:class", "link"),
+        ("verb:paint", "link")]
+    assert "link" not in {m.kind for m in mentions(query)}
+
+
 def test_message_mentions_use_the_batch_as_known_names() -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"id": "a", "owner": "o", "speaker": "Caroline", "text": "Melanie, hi!",
          "event_starts": [], "event_ends": []},
         {"id": "b", "owner": "o", "speaker": "Melanie", "text": "Caroline painted a lake.",
@@ -134,7 +155,8 @@ def test_message_mentions_use_the_batch_as_known_names() -> None:
         {"message_id": "a", "owner": "o", "name": "caroline", "kind": "speaker"},
         {"message_id": "a", "owner": "o", "name": "melanie", "kind": "name"}]
     of_b = {(r["name"], r["kind"]) for r in out if r["message_id"] == "b"}
-    assert {("caroline", "name"), ("2023-05", "date"), ("lake", "topic")} <= of_b
+    assert of_b == {("melanie", "speaker"), ("caroline", "name"), ("2023-05", "date"),
+                    ("lake", "topic"), ("noun:lake", "link"), ("verb:paint", "link")}
     # one lock order for every batch: by owner, then entity name
     assert out == sorted(out, key=lambda r: (r["owner"], r["name"], r["message_id"]))
 

@@ -1,9 +1,10 @@
 // Purpose: the graph around the best candidates of a search, read in one query for the
 //   personalised PageRank of the `graph` method: the candidates, their NEXT neighbours, the
-//   entities they mention and those the query names, other messages mentioning those entities,
-//   and the episodes and current facts of every message read. Bounded: entities mentioned by
-//   more than $max_degree messages (speakers, everyday words) are left out; at most
-//   $max_entities entities (the query's first, then the rarest) and $per_entity other messages
+//   entities they mention and those the query names (walk links, kind 'link', included),
+//   other messages mentioning those entities, and the episodes and current facts of every
+//   message read. Bounded: entities mentioned by more than $max_degree messages (speakers,
+//   everyday words) are left out; at most $max_entities entities (the query's first, then the
+//   rarest; walk links, kind 'link', after the other entities) and $per_entity other messages
 //   per entity are read.
 // Parameters: $tenant, $owner, $ids (candidate message ids), $names (entity names the query
 //   mentions), $max_degree, $max_entities, $per_entity
@@ -33,7 +34,7 @@ CALL (seeds, asked) {
   WITH DISTINCT e, asked
   WITH e, e IN asked AS query, COUNT { (e)<-[:MENTIONS]-() } AS degree
   WHERE degree <= $max_degree
-  WITH e, query, degree ORDER BY query DESC, degree, e.name LIMIT $max_entities
+  WITH e, query, degree ORDER BY query DESC, e.kind = 'link', degree, e.name LIMIT $max_entities
   CALL (e) {
     MATCH (e)<-[:MENTIONS]-(o:Message)
     WITH o ORDER BY o.timestamp, o.id LIMIT $per_entity

@@ -24,7 +24,7 @@ from graphmem.errors import (
     StoreBusy,
     StoreUnavailable,
 )
-from graphmem.wire import MAX_ERRORS, field_name
+from graphmem.wire import MAX_ERRORS, field_name, problem_body
 
 log = logging.getLogger("graphmem.api")
 PROBLEM = "application/problem+json"
@@ -34,7 +34,7 @@ BUSY = "Neo4j is busy with conflicting writes; nothing was written, retry later"
 
 def problem(status: int, title: str, detail: str, *, headers: dict[str, str] | None = None,
             **extra: Any) -> JSONResponse:
-    body = {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
+    body = problem_body(status, title, detail, **extra)
     out = dict(headers or {})
     if status == 401:
         out["WWW-Authenticate"] = "Bearer"

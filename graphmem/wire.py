@@ -11,6 +11,7 @@ the OpenAPI document is one of them. `Problem` is the error body (RFC 9457) of e
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -150,6 +151,12 @@ class Problem(BaseModel):
     errors: list[ProblemItem] = Field(default_factory=list)
     error_count: int | None = Field(
         default=None, description="How many errors there were; `errors` lists the first 20")
+
+
+def problem_body(status: int, title: str, detail: str, **extra: Any) -> dict[str, Any]:
+    """The members of a problem answer (`Problem`), as every error of the API and of ``/mcp``
+    is sent: ``extra`` adds members (``field``, ``errors``, ``error_count``, ...)."""
+    return {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
 
 
 __all__ = [

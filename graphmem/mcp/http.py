@@ -26,6 +26,7 @@ from graphmem.errors import (
     InvalidInput,
 )
 from graphmem.tenant_memory import TenantMemory
+from graphmem.wire import problem_body
 
 if TYPE_CHECKING:
     from graphmem.service import Memory
@@ -47,8 +48,8 @@ def _authorization(ctx: Ctx) -> str | None:
 async def _send_problem(send: Any, status: int, detail: str,
                         headers: list[tuple[bytes, bytes]] | None = None, **extra: Any) -> None:
     """An RFC 9457 problem, as the API sends every error (``graphmem.api.problems``)."""
-    body = json.dumps({"type": "about:blank", "title": HTTPStatus(status).phrase.lower(),
-                       "status": status, "detail": detail, **extra}).encode()
+    body = json.dumps(problem_body(status, HTTPStatus(status).phrase.lower(), detail,
+                                   **extra)).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/problem+json"),
         (b"content-length", str(len(body)).encode()), *(headers or [])]})

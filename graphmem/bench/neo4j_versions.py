@@ -43,7 +43,7 @@ from graphmem.embeddings import (
 )
 from graphmem.messages.ingest import Ingestor
 from graphmem.models import MessageIn, Method, SearchRequest
-from graphmem.ops import neo4j_server
+from graphmem.servers import neo4j_server
 from graphmem.service import Memory
 from graphmem.store.core import Store
 

@@ -14,8 +14,8 @@ from graphmem.cli.common import console, fail
 from graphmem.config import Settings
 from graphmem.errors import GraphMemError
 from graphmem.models import Method
-from graphmem.ops import neo4j_server
 from graphmem.retrieval.recipes import PRESETS
+from graphmem.servers import neo4j_server
 
 bench_app = typer.Typer(help="Benchmarks (scripts that print numbers).")
 

@@ -9,7 +9,7 @@ import typer
 
 from graphmem.cli.common import console, fail
 from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
-from graphmem.ops import neo4j_server
+from graphmem.servers import neo4j_server
 
 neo4j_app = typer.Typer(help=f"Run a local Neo4j Community from Maven Central (no Docker): "
                         f"{NEO4J_VERSION_2026} when a Java 21+ is found, else {NEO4J_VERSION}; a "

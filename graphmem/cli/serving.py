@@ -23,8 +23,8 @@ from graphmem.cli.common import (
 )
 from graphmem.config import Settings, hash_api_key
 from graphmem.errors import GraphMemError
-from graphmem.ops import neo4j_server
 from graphmem.progress import bar
+from graphmem.servers import neo4j_server
 
 
 def serve(

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphmem.config import cache_root
-from graphmem.ops import processes
+from graphmem.servers import processes
 
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct"
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"

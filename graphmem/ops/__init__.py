@@ -1,2 +1,2 @@
-"""Running graphmem: the local Neo4j server and the other processes it starts, the HTTP
-server under the API, the job worker, and re-embedding a database."""
+"""Running graphmem: the HTTP server under the API (`http_server`), the job worker (`worker`)
+and re-embedding a database (`reembed`)."""

@@ -25,7 +25,7 @@ from graphmem import audit, demo
 from graphmem.api import browser
 from graphmem.api.app import create_app
 from graphmem.config import Settings
-from graphmem.ops import neo4j_server
+from graphmem.servers import neo4j_server
 from graphmem.service import Memory
 
 ROOT = Path(__file__).resolve().parents[2]

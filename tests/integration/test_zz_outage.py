@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
-from graphmem.ops import neo4j_server
+from graphmem.servers import neo4j_server
 from graphmem.service import Memory
 from tests.integration.helpers import msg, owner
 

@@ -12,7 +12,7 @@ import pytest
 
 from graphmem import cypher, metrics
 from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
-from graphmem.ops import neo4j_server
+from graphmem.servers import neo4j_server
 from graphmem.store.connection import (
     VECTOR_INDEXES,
     declared_properties,

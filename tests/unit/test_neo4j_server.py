@@ -1,4 +1,4 @@
-"""Unit tests of graphmem.ops.neo4j_server: the pure parts; no JVM, no Maven, no server."""
+"""Unit tests of graphmem.servers.neo4j_server: the pure parts; no JVM, no Maven, no server."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from graphmem.config import NEO4J_VERSION, Settings
-from graphmem.ops import neo4j_server as ns
+from graphmem.servers import neo4j_server as ns
 
 JVM_KEY = "server.jvm.additional"
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.config import NEO4J_VERSION, NEO4J_VERSION_2026, Settings
-from graphmem.ops import processes
+from graphmem.servers import processes
 
 PID_FILE = "graphmem-neo4j.pid"
 VERSION_FILE = "graphmem-neo4j.version"

@@ -23,6 +23,7 @@ reason) and logged (``graphmem.http``).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sys
 import time
@@ -34,8 +35,8 @@ import uvicorn
 from prometheus_client import Counter
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from graphmem.api.problems import problem
 from graphmem.config import Settings
+from graphmem.wire import problem_body
 
 log = logging.getLogger("graphmem.http")
 CUT = Counter("graphmem_http_connections_cut", "Client connections the server cut off, by "
@@ -143,10 +144,15 @@ def connections_that_fit(wanted: int) -> int:
 def problem_bytes(status: int, title: str, detail: str) -> bytes:
     """A whole HTTP/1.1 response carrying a problem+json body, then ``Connection: close``:
     what the server writes itself when it cuts a connection off."""
-    response = problem(status, title, detail, headers={"Connection": "close"})
+    body = json.dumps(problem_body(status, title, detail), ensure_ascii=False,
+                      separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/problem+json"),
+               (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
+    if status == 503:
+        headers.append((b"retry-after", b"5"))
     lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n".encode("ascii")]
-    lines += [name + b": " + value + b"\r\n" for name, value in response.raw_headers]
-    return b"".join([*lines, b"\r\n", bytes(response.body)])
+    lines += [name + b": " + value + b"\r\n" for name, value in headers]
+    return b"".join([*lines, b"\r\n", body])
 
 
 class _Refusals:

@@ -209,17 +209,20 @@ def ingest(docs: Documents, tenant: str, ds: Dataset) -> tuple[dict[str, Any], l
     """Each article as one document; returns the throughput and the versions' ids."""
     ids: list[str] = []
     chunks = 0
+    timings: dict[str, float] = {}
     t = time.perf_counter()
     for d, (title, text) in enumerate(zip(ds.titles, ds.texts, strict=True)):
         wrote = docs.ingest(tenant, DocumentIn(owner=owner_of(ds.name), key=f"{ds.name}/{d}",
                                                title=title,
-                                               content=text))
+                                               content=text), timings=timings)
         ids.append(wrote.id)
         chunks += wrote.chunks
     seconds = time.perf_counter() - t
     chars = sum(len(x) for x in ds.texts)
     return {"documents": len(ds.texts), "chars": chars, "chunks": chunks, "seconds": seconds,
-            "chars_per_s": chars / seconds, "chunks_per_s": chunks / seconds}, ids
+            "chars_per_s": chars / seconds, "chunks_per_s": chunks / seconds,
+            **{f"{stage}_s": timings.get(stage, 0.0) / 1000
+               for stage in ("parse", "embed", "write")}}, ids
 
 
 def owner_of(name: str) -> str:
@@ -227,16 +230,34 @@ def owner_of(name: str) -> str:
     return f"{OWNER}-{name}"
 
 
+def parse_method(method: str) -> tuple[str, float | None, float, float]:
+    """A method's name as (base method, fulltext weight or None, topic list weight, tree list
+    weight): ``rrf:W`` is rrf with the fulltext list weighted W; ``+topic`` adds the topic list
+    and ``+tree`` the collapsed-tree list (each weighted 1, or ``+topic=W``), e.g.
+    ``rrf+topic+tree:4``."""
+    name, _, weight = method.partition(":")
+    base, *extras = name.split("+")
+    lists = {"topic": 0.0, "tree": 0.0}
+    for extra in extras:
+        kind, _, w = extra.partition("=")
+        if kind not in lists:
+            raise ValueError(f"unknown list {kind!r} in method {method!r} (topic, tree)")
+        lists[kind] = float(w) if w else 1.0
+    if base not in METHODS:
+        raise ValueError(f"unknown method {base!r} in {method!r} ({', '.join(METHODS)})")
+    return base, float(weight) if weight else None, lists["topic"], lists["tree"]
+
+
 def graphmem_search(docs: Documents, tenant: str, method: str, owner: str,
                     neighbours: int = 0) -> Callable[[str], list[tuple[int, int, int]]]:
-    """A method's search; ``rrf:W`` is rrf with the fulltext list weighted W."""
-    base, _, weight = method.partition(":")
+    """A method's search (`parse_method`)."""
+    base, weight, topic, tree = parse_method(method)
 
     def search(query: str) -> list[tuple[int, int, int]]:
         found = docs.search(tenant, ChunkSearch(owner=owner, query=query, k=SEARCH_K,
                                                 method=base,  # type: ignore[arg-type]
                                                 neighbours=neighbours),
-                            fulltext_weight=float(weight) if weight else None)
+                            fulltext_weight=weight, topic_weight=topic, tree_weight=tree)
         return [(int(c.key.rsplit("/", 1)[1]), c.start, c.end) for c in found.chunks]
 
     return search
@@ -249,7 +270,14 @@ def run_dataset(mem: Memory, docs: Documents, tenant: str, path: Path,
     _log(f"{ds.name}: {len(ds.texts)} documents, {len(ds.questions)} questions, "
          f"{len(ds.passages)} paragraphs")
     throughput, _ = ingest(docs, tenant, ds)
-    _log(f"  ingest: {throughput['chars_per_s']:.0f} chars/s, {throughput['chunks']} chunks")
+    _log(f"  ingest: {throughput['chars_per_s']:.0f} chars/s, {throughput['chunks']} chunks "
+         f"(parse {throughput['parse_s']:.1f} s, embed {throughput['embed_s']:.1f} s, "
+         f"write {throughput['write_s']:.1f} s)")
+    t = time.perf_counter()
+    tree = docs.build_topics(tenant, owner_of(ds.name))
+    throughput["topics_s"] = time.perf_counter() - t
+    throughput["topics"] = tree["topics"]
+    _log(f"  topic tree: {tree['topics']} topics in {throughput['topics_s']:.1f} s")
     search = graphmem_search(docs, tenant, DEFAULT_METHOD, owner_of(ds.name))
     for q in ds.questions[:20]:  # warm-up: query plans, the model
         search(q.text)

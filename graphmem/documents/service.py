@@ -31,12 +31,13 @@ from graphmem.documents.models import (
     TopicMember,
 )
 from graphmem.documents.parse import Parsed, parse
+from graphmem.documents.ranking import collapsed_tree, document_of, topic_list
 from graphmem.documents.topics import Member, build
 from graphmem.embeddings import Embedder, query_vectors, token_counts
 from graphmem.errors import Conflict, NotFound, TooLarge
 from graphmem.lifecycle.restore import RestoredDocument, parsed_of
 from graphmem.retrieval.fulltext import lucene_escape
-from graphmem.retrieval.fusion import fuse
+from graphmem.retrieval.fusion import Fused, fuse
 from graphmem.store import Store
 from graphmem.store.core import Row
 from graphmem.store.documents import DocumentStore
@@ -48,6 +49,14 @@ CANDIDATES = 30
 RRF_K = 60
 FULLTEXT_WEIGHT = 1.0
 """The fulltext list's weight in the fusion (the vector list's is 1)."""
+TOPIC_WEIGHT = 0.0
+"""The topic list's weight in the fusion (0: off; measured in docs/benchmarks.md)."""
+TREE_WEIGHT = 0.0
+"""The collapsed-tree list's weight in the fusion (0: off; measured in docs/benchmarks.md)."""
+TOPIC_MATCH = 1
+"""Topics nearest the query whose documents the topic list raises."""
+TREE_TOPICS = 10
+"""Topics nearest the query in the collapsed-tree pool."""
 TOPIC_CHUNKS = 8
 """A document's first chunks its topic vector and label text come from."""
 Timings = dict[str, float]
@@ -248,10 +257,15 @@ class Documents:
 
     # --- search -------------------------------------------------------------------------------
     def search(self, tenant: str, req: ChunkSearch, timings: Timings | None = None,
-               fulltext_weight: float | None = None) -> ChunkResult:
+               fulltext_weight: float | None = None, topic_weight: float | None = None,
+               tree_weight: float | None = None) -> ChunkResult:
         """Vector and fulltext lists over the owner's chunks valid at ``req.as_of``, fused by
         RRF (the fulltext list weighted `FULLTEXT_WEIGHT`, or ``fulltext_weight``); the k best,
-        each followed by its neighbours (``req.neighbours``)."""
+        each followed by its neighbours (``req.neighbours``). Category-related lists, off by
+        default (`TOPIC_WEIGHT`, `TREE_WEIGHT`; on with a weight above 0): ``topic_weight``,
+        the candidates of the documents of the topic nearest the query (`ranking.topic_list`);
+        ``tree_weight``, the collapsed-tree list over the candidates, their sections and the
+        owner's topics (`ranking.collapsed_tree`)."""
         store = self._docs(tenant)
         filters = {"t": req.as_of or datetime.now(UTC), "keys": req.documents,
                    "pairs": metadata_pairs(req.metadata) if req.metadata else None}
@@ -263,8 +277,12 @@ class Documents:
         if text_query and self._pool is not None and req.method == "rrf":
             pending = self._pool.submit(store.fulltext_search, req.owner, text_query, n, 2,
                                         filters)
-        if req.method != "fulltext":
+        topic_w = TOPIC_WEIGHT if topic_weight is None else topic_weight
+        tree_w = TREE_WEIGHT if tree_weight is None else tree_weight
+        vector: list[float] = []
+        if req.method != "fulltext" or topic_w > 0 or tree_w > 0:
             vector = query_vectors(self._embedder, [req.query])[0]
+        if req.method != "fulltext":
             _lap(timings, "embed", t)
             t = perf_counter()
             lists["vector"] = store.vector_search(req.owner, vector, n, 2, filters)
@@ -276,10 +294,18 @@ class Documents:
             lists["fulltext"] = store.fulltext_search(req.owner, text_query, n, 2, filters)
         _lap(timings, "fulltext", t)
         t = perf_counter()
-        fused = fuse({name: [(id_, rank) for rank, (id_, _) in enumerate(hits)]
-                      for name, hits in lists.items()}, RRF_K,
-                     {"fulltext": FULLTEXT_WEIGHT if fulltext_weight is None
-                      else fulltext_weight})[:req.k]
+        ranked = {name: [(id_, rank) for rank, (id_, _) in enumerate(hits)]
+                  for name, hits in lists.items()}
+        weights = {"fulltext": FULLTEXT_WEIGHT if fulltext_weight is None else fulltext_weight,
+                   "topic": topic_w, "tree": tree_w}
+        fused = fuse(ranked, RRF_K, weights)
+        if topic_w > 0 or tree_w > 0:
+            ranked.update(self._category_lists(store, req.owner, vector, lists, fused,
+                                               topic_w > 0, tree_w > 0))
+            fused = fuse(ranked, RRF_K, weights)
+            _lap(timings, "categories", t)
+            t = perf_counter()
+        fused = fused[:req.k]
         found = {r["id"]: r for r in store.chunks([f.id for f in fused], req.neighbours)}
         _lap(timings, "read", t)
         out: list[ChunkHit] = []
@@ -299,6 +325,29 @@ class Documents:
                 seen.add(r["id"])
                 out.append(_hit(r, f.score, list(f.rules), r["id"] == hit["id"]))
         return ChunkResult(query=req.query, chunks=out)
+
+    @staticmethod
+    def _category_lists(store: DocumentStore, owner: str, vector: list[float],
+                        lists: dict[str, list[tuple[str, float]]], fused: list[Fused],
+                        topic: bool, tree: bool) -> dict[str, list[tuple[str, int]]]:
+        """The topic and collapsed-tree lists over the candidates (``fused``, best first)."""
+        order = [f.id for f in fused]
+        out: dict[str, list[tuple[str, int]]] = {}
+        topics = store.topic_match(owner, vector, TREE_TOPICS if tree else TOPIC_MATCH)
+        if topic:
+            out["topic"] = topic_list(order, {d for row in topics[:TOPIC_MATCH]
+                                              for d in row["documents"]})
+        if tree:
+            members: dict[str, list[str]] = {}
+            for id_ in order:
+                members.setdefault(document_of(id_), []).append(id_)
+            groups = [(float(s["score"]), list(s["hits"]))
+                      for s in store.section_match(order, vector)]
+            groups += [(float(row["score"]), [c for d in row["documents"]
+                                              for c in members.get(d, [])])
+                       for row in topics]
+            out["tree"] = collapsed_tree(lists.get("vector", []), groups, order)
+        return out
 
     # --- reads --------------------------------------------------------------------------------
     def listing(self, tenant: str, owner: str, after: str = "", limit: int = 50,

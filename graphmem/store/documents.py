@@ -116,6 +116,17 @@ class DocumentStore(TenantBound):
         rows = self._run_plain("queries/documents/chunks", ids=ids, reach=reach)
         return list(rows[0]["chunks"]) if rows else []
 
+    def topic_match(self, owner: str, vector: list[float], k: int) -> list[Row]:
+        """The owner's ``k`` topics nearest ``vector`` with their current member documents."""
+        return self._run_plain("queries/documents/topic_match", owner=owner, vector=vector, k=k)
+
+    def section_match(self, ids: list[str], vector: list[float]) -> list[Row]:
+        """The sections of chunks ``ids``, scored by their chunks' mean similarity to
+        ``vector``."""
+        if not ids:
+            return []
+        return self._run_plain("queries/documents/section_match", ids=ids, vector=vector)
+
     # --- reads --------------------------------------------------------------------------------
     def listing(self, owner: str, after: str, limit: int, history: bool) -> list[Row]:
         rows = self._run("queries/documents/list", owner=owner, after=after, limit=limit,

@@ -29,7 +29,7 @@ Node = tuple[str, str]
 
 @dataclass(frozen=True)
 class GraphWalk:
-    """How the ``graph`` list is made (from `RetrievalSettings`' ``graph_*`` fields)."""
+    """How the ``graph`` list is made (from a recipe's `Walk` stage, its ``graph_*`` fields)."""
 
     weight: float = 1.0
     """The PPR list's weight in the fusion (the recall lists weigh 1)."""

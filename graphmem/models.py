@@ -24,7 +24,7 @@ Scalar = str | int | float | bool | None
 Rule = Literal["vector", "fulltext", "neighbour", "episode", "time", "window", "session", "graph",
                "sparse"]
 Method = Literal["fulltext", "vector", "rrf", "rrf_expand", "rrf_windows", "iterative", "graph"]
-Units = Literal["messages", "observations", "both", "episodes"]
+Units = Literal["messages", "observations", "both", "episodes", "chunks"]
 
 
 def utc(ts: datetime) -> datetime:
@@ -132,6 +132,14 @@ IsoDate = Annotated[date, BeforeValidator(iso_date)]
 
 NAME = r"^[^\x00-\x1f\x7f]+$"
 """Ids and names: no control characters (they would blur field boundaries in derived ids)."""
+
+MAX_KEY_CHARS = 500
+DocumentKey = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS, pattern=NAME)]
+"""A document's key: the client's name for it, unique per owner, shared by its versions."""
+MAX_CHUNK_HITS = 100
+"""The most chunk hits one search returns."""
+MAX_CHUNK_NEIGHBOURS = 3
+"""Neighbouring chunks added around a chunk hit, each way, at most."""
 
 MAX_FILTER_VALUES = 100
 MAX_BATCH = 1000
@@ -350,8 +358,18 @@ class SearchRequest(_Strict):
     units: Units = Field(
         default="messages", description="What to recall: raw messages, observations, or both "
         "(ranked separately and interleaved, never score-compared); or episodes, each returned "
-        "with all its source messages (they count against max_messages)")
-    metadata: MetadataFilter | None = Field(default=None, description=METADATA_FILTER,
+        "with all its source messages (they count against max_messages); or chunks: passages "
+        "of the owner's documents, in `chunks`, each with its citation (k at most "
+        f"{MAX_CHUNK_HITS}; method vector, fulltext, or rrf for any other; `expand` adds up to "
+        f"{MAX_CHUNK_NEIGHBOURS} neighbouring chunks of the same section each way; the "
+        "message-only fields session_id, time_from, time_to, max_messages and order=time are "
+        "refused)")
+    documents: list[DocumentKey] | None = Field(
+        default=None, min_length=1, max_length=100, description="Units chunks: only the "
+        "documents of these keys", examples=[["handbook/onboarding.md"]])
+    metadata: MetadataFilter | None = Field(default=None, description=METADATA_FILTER + ". "
+                                            "With units chunks: the documents' metadata, each "
+                                            "value matched exactly (no lists or operators)",
                                             examples=[{"channel": "slack"}])
     as_of: UtcDatetime | None = Field(
         default=None, description="The search as of this time (default: now): observations "
@@ -367,10 +385,23 @@ class SearchRequest(_Strict):
         default=False, description="Method iterative: return the trace of its rounds (queries, "
         "candidates, decisions, reservations, timings) in the result's `trace`")
 
+    @field_validator("documents")
+    @classmethod
+    def _chunks_only(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is not None and info.data.get("units") not in (None, "chunks"):
+            raise ValueError('filters documents only: search units "chunks"')
+        return value
+
     @field_validator("metadata")
     @classmethod
     def _messages_only(cls, value: Any, info: ValidationInfo) -> Any:
-        return messages_only(value, info, {"messages"}, 'search units "messages"')
+        if value and info.data.get("units") == "chunks":
+            if any(isinstance(v, list | dict) for v in value.values()):
+                raise ValueError("with units chunks, each value is matched exactly against "
+                                 "the documents' metadata: no lists or operators")
+            return value
+        return messages_only(value, info, {"messages"}, 'search units "messages" (or '
+                             '"chunks" for documents)')
 
 
 class Turn(BaseModel):
@@ -427,6 +458,26 @@ class EpisodeHit(BaseModel):
     messages: list[str]
 
 
+class ChunkHit(BaseModel):
+    """A chunk with its citation: document, version, section path and character offsets."""
+
+    id: str
+    document_id: str
+    key: str
+    version: int
+    title: str | None
+    section: list[str]
+    start: int
+    end: int
+    text: str
+    score: float
+    rules: list[str] = Field(description="The lists that found it (vector, fulltext)")
+    core: bool = Field(description="Found by the search (false: a neighbour added around a hit)")
+    ordinal: int
+    valid_from: datetime | None = Field(default=None, description="When its document version "
+                                        "became valid")
+
+
 class UnitRef(BaseModel):
     unit: Literal["message", "observation"]
     id: str
@@ -439,6 +490,10 @@ class SearchResult(BaseModel):
                             "in time)")
     observations: list[FactHit] = Field(default_factory=list, description="Best first")
     episodes: list[EpisodeHit] = Field(default_factory=list, description="Best first")
+    chunks: list[ChunkHit] = Field(
+        default_factory=list, description="With units=chunks: passages of the owner's "
+        "documents valid at as_of, best first, each followed by its neighbours (with expand); "
+        "`hits` is empty")
     interleaved: list[UnitRef] = Field(
         default_factory=list,
         description="With units=both: message nuclei and observations alternately, each in its "
@@ -596,7 +651,7 @@ class AuditResult(BaseModel):
 
 # --- Context and answers for agents (POST /v1/context, POST /v1/answer) ------------------------
 
-ContextUnit = Literal["message", "episode", "fact", "skill"]
+ContextUnit = Literal["message", "episode", "fact", "skill", "chunk"]
 
 
 class ContextRequest(_Strict):
@@ -618,10 +673,14 @@ class ContextRequest(_Strict):
     k: int = Field(default=10, ge=1, le=50, description="Best hits per unit before packing "
                    "(a message hit brings the turns around it, packed after every hit)")
     units: list[ContextUnit] = Field(
-        default=["message", "episode", "fact"], min_length=1, max_length=4,
+        default=["message", "episode", "fact"], min_length=1, max_length=5,
         description="Which units may enter the context; 'skill' adds the best skill (a method "
         "learned from the owner's runs, valid at as_of) for a task request, with its supporting "
-        "cases as sources")
+        "cases as sources; 'chunk' adds the k best passages of the owner's documents (the "
+        "versions valid at as_of), each citing its document, version, section and offsets")
+    documents: list[DocumentKey] | None = Field(
+        default=None, min_length=1, max_length=100, description="Unit chunk: only the "
+        "documents of these keys", examples=[["handbook/onboarding.md"]])
     metadata: MetadataFilter | None = Field(
         default=None, description=METADATA_FILTER + ". Facts and episodes carry no metadata: "
         "with a filter, units default to [\"message\"], and may add \"skill\" only",
@@ -646,6 +705,14 @@ class ContextRequest(_Strict):
         return messages_only(value, info, {"message", "skill"},
                              'ask units ["message"] (or ["message", "skill"])')
 
+    @field_validator("documents")
+    @classmethod
+    def _chunk_only(cls, value: Any, info: ValidationInfo) -> Any:
+        units = info.data.get("units")
+        if value is not None and units is not None and "chunk" not in units:
+            raise ValueError('filters documents only: add "chunk" to units')
+        return value
+
 
 class ContextItem(BaseModel):
     """One unit of the packed context, as it appears there (its line starts with ``[evidence]``)."""
@@ -655,12 +722,12 @@ class ContextItem(BaseModel):
     unit: ContextUnit
     id: str = Field(examples=["conv-26/D1:3"])
     text: str = Field(description="A message's text; an episode's title and narrative; a fact's "
-                      "content; a skill's steps, when to use it and its pitfalls")
+                      "content; a skill's steps, when to use it and its pitfalls; a chunk's text")
     at: datetime = Field(description="A message's time, an episode's occurred_at, a fact's or a "
-                         "skill's valid_from")
+                         "skill's valid_from, a chunk's document version's valid_from")
     sources: list[str] = Field(description="What it rests on: a message itself; an episode's "
                                "messages; a fact's supporting messages, episodes or facts; a "
-                               "skill's supporting cases")
+                               "skill's supporting cases; a chunk's document version")
     core: bool = Field(description="Found by the search itself (a hit); false: context added "
                        "around a hit (a neighbouring turn)")
     score: float
@@ -670,11 +737,21 @@ class ContextItem(BaseModel):
     session_id: str | None = None
     metadata: dict[str, Scalar] | None = Field(default=None, description="Messages: their "
                                                "metadata as sent")
-    title: str | None = Field(default=None, description="Episodes; a skill's name")
+    title: str | None = Field(default=None, description="Episodes; a skill's name; a "
+                                 "chunk's document title")
     subject: str | None = Field(default=None, description="Facts")
     type: str | None = Field(default=None, description="Facts")
     valid_from: datetime | None = Field(default=None, description="Facts")
     valid_to: datetime | None = Field(default=None, description="Facts")
+    document_id: str | None = Field(default=None, description="Chunks: the document version "
+                                    "cited")
+    key: str | None = Field(default=None, description="Chunks: the document's key")
+    version: int | None = Field(default=None, description="Chunks: the version's number")
+    section: list[str] | None = Field(default=None, description="Chunks: the headings from "
+                                      "the top down to its section")
+    start: int | None = Field(default=None, description="Chunks: character offset of its text "
+                              "in the version's text (inclusive)")
+    end: int | None = Field(default=None, description="Chunks: character offset (exclusive)")
 
 
 class ItemRef(BaseModel):

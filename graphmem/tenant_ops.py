@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from graphmem import metrics
 from graphmem.answer.reader import ReaderNotConfigured
+from graphmem.documents import recall
+from graphmem.documents.models import ChunkHit, ChunkSearch
 from graphmem.embeddings import Embedder, QueryMemo
 from graphmem.errors import NotFound
 from graphmem.lifecycle import export
@@ -161,6 +163,11 @@ class TenantOps:
         """``embedder``: the model to embed the query with (default: this Memory's); `context`
         passes one `QueryMemo` to its searches so the question is embedded once. ``timings``:
         milliseconds per stage are added to it (`graphmem.retrieval.search.STAGES`)."""
+        if req.units == "chunks":  # the documents' own search, its result in the shared shape
+            docs = self._parts.documents
+            found = (docs if embedder is None else docs.with_embedder(embedder)).search(
+                self.tenant, recall.chunk_search(req), timings)
+            return recall.search_result(req, found)
         recipe = recipe or self._parts.recipe(req.method, req.preset)
         parts = self._parts
         runtime = Runtime(embedder or parts.embedder, parts.search_pool, parts.sparse,
@@ -172,8 +179,9 @@ class TenantOps:
 
     # --- for agents: the context to put in a prompt, and answers from it ------------------------
     def context(self, req: ContextRequest) -> ContextResult:
-        """Messages, episodes and facts valid at ``req.as_of``, and with unit ``skill`` the top
-        skills valid then, each with its sources, packed within ``req.max_tokens``
+        """Messages, episodes and facts valid at ``req.as_of``, with unit ``skill`` the top
+        skills valid then, and with unit ``chunk`` the best chunks of the document versions
+        valid then, each with its sources, packed within ``req.max_tokens``
         (`graphmem.retrieval.packing`)."""
         self._parts.recipe(DEFAULT_METHOD, req.preset)  # an unknown preset fails before any search
         memo = QueryMemo(self._parts.embedder)
@@ -197,7 +205,18 @@ class TenantOps:
         def best_skill() -> list[Skill]:
             return skill.result().skills if skill is not None else []
 
-        return packing.build(searches, req, req.method or DEFAULT_METHOD, now, best_skill)
+        method = req.method or DEFAULT_METHOD
+        chunks = None
+        if "chunk" in req.units:  # beside the unit searches too
+            chunks = self._parts.units.submit(
+                self._parts.documents.with_embedder(memo).search, self.tenant, ChunkSearch(
+                    query=req.query, owner=req.owner, k=req.k, documents=req.documents,
+                    as_of=req.as_of or now, method=recall.chunk_method(method)))
+
+        def best_chunks() -> list[ChunkHit]:
+            return chunks.result().chunks if chunks is not None else []
+
+        return packing.build(searches, req, method, now, best_skill, best_chunks)
 
     def answer(self, req: AnswerRequest) -> AnswerResult:
         """The reader's answer to ``req.query`` from its packed context, citing its items.

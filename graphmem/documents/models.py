@@ -8,14 +8,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphmem.models import MAX_KEY_CHARS as MAX_KEY_CHARS  # defined there, used from here too
 from graphmem.models import NAME, MetaValue, Scalar, UtcDatetime
+from graphmem.models import ChunkHit as ChunkHit
+from graphmem.models import DocumentKey as Key
 
 MAX_DOCUMENT_CHARS = 2_000_000
 """The wire bound of one document's content (the ``max_document_chars`` setting may lower it)."""
-MAX_KEY_CHARS = 500
 MediaType = Literal["text/plain", "text/markdown", "text/html", "application/pdf"]
 DocumentState = Literal["embedding", "ready"]
-Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS, pattern=NAME)]
 
 
 class _In(BaseModel):
@@ -126,24 +127,6 @@ class ChunkSearch(_In):
     method: Literal["vector", "fulltext", "rrf"] = "rrf"
     neighbours: int = Field(default=0, ge=0, le=3, description="Neighbouring chunks of the "
                             "same section added around each hit (each way)")
-
-
-class ChunkHit(BaseModel):
-    """A chunk with its citation: document, version, section path and character offsets."""
-
-    id: str
-    document_id: str
-    key: str
-    version: int
-    title: str | None
-    section: list[str]
-    start: int
-    end: int
-    text: str
-    score: float
-    rules: list[str] = Field(description="The lists that found it (vector, fulltext)")
-    core: bool = Field(description="Found by the search (false: a neighbour added around a hit)")
-    ordinal: int
 
 
 class ChunkResult(BaseModel):

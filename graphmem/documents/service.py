@@ -4,6 +4,7 @@ neighbours of the same section around each hit) and reads."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -41,6 +42,7 @@ from graphmem.retrieval.fusion import Fused, fuse
 from graphmem.store import Store
 from graphmem.store.core import Row
 from graphmem.store.documents import DocumentStore
+from graphmem.store.times import from_epoch_us
 
 EMBED_BATCH = 64
 """Chunks the background job embeds and writes per transaction."""
@@ -435,6 +437,13 @@ class Documents:
     def topic_owner(self, tenant: str, id_: str) -> str | None:
         return self._docs(tenant).topic_owner(id_)
 
+    def with_embedder(self, embedder: Embedder) -> Documents:
+        """The same service embedding with ``embedder`` (a request's `QueryMemo`, so the query
+        a context request searches every unit with is embedded once)."""
+        out = copy.copy(self)
+        out._embedder = embedder
+        return out
+
 
 def _unit(x: np.ndarray) -> np.ndarray:
     norm = float(np.linalg.norm(x))
@@ -462,7 +471,8 @@ def _hit(r: Row, score: float, rules: list[str], core: bool) -> ChunkHit:
     return ChunkHit(id=r["id"], document_id=r["document_id"], key=r["key"], version=r["version"],
                     title=r["title"], section=list(r["section"] or []), start=r["start"],
                     end=r["end"], text=r["text"], score=score if core else 0.0,
-                    rules=rules if core else [], core=core, ordinal=r["ordinal"])
+                    rules=rules if core else [], core=core, ordinal=r["ordinal"],
+                    valid_from=from_epoch_us(r.get("valid_from_us")))
 
 
 def _document(r: Row) -> Document:

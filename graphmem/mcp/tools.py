@@ -182,7 +182,8 @@ def build_server(scope: Scope, *, read_only: bool = False,
         query: str, owner: str, ctx: Ctx, session_id: str | None = None,
         as_of: Time = None, max_tokens: int = 2000,
         units: Annotated[list[ContextUnit] | None, Field(
-            description="Default: message, episode, fact; add skill for a task")] = None,
+            description="Default: message, episode, fact; add skill for a task, chunk for "
+            "documents")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(
             description="Messages whose metadata matches, e.g. {\"channel\": \"slack\"}")]
         = None,

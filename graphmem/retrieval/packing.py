@@ -1,27 +1,30 @@
 """Packing the context an agent puts in its prompt (`POST /v1/context`): search results turned
-into units (messages, episodes, facts, and on request the top skills) with their sources, put in
-priority order, deduplicated and cut to a token budget, then rendered with a short evidence id
-(``e1`` .. ``eN``) on every line. Pure: no database, no model.
+into units (messages, episodes, facts, and on request the top skills and document chunks) with
+their sources, put in priority order, deduplicated and cut to a token budget, then rendered
+with a short evidence id (``e1`` .. ``eN``) on every line. Pure: no database, no model.
 
 Priority: the skills first when asked for (methods for the task at hand, best first), then the
-message hits and facts, taking turns (a message hit, a fact, the next message hit, ...: scores
-of different units are never compared), then the episodes (a fact states in a line what an
-episode tells in a paragraph: under a small budget the fact is kept), then the turns around
-message hits, those of the best hit first. A unit offered twice (same unit and id) is kept
-once. Units are then taken in that order while the rendered context stays within the budget;
-a unit that does not fit is left out (and named) and smaller ones after it may still enter.
-The budget counts every token of the rendered context, headers and evidence ids included.
+message hits, facts and chunks, taking turns (a message hit, a fact, a chunk, the next message
+hit, ...: scores of different units are never compared), then the episodes (a fact states in a
+line what an episode tells in a paragraph: under a small budget the fact is kept), then the
+turns around message hits, those of the best hit first. A unit offered twice (same unit and
+id) is kept once. Units are then taken in that order while the rendered context stays within
+the budget; a unit that does not fit is left out (and named) and smaller ones after it may
+still enter. The budget counts every token of the rendered context, headers and evidence ids
+included.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import zip_longest
 
+from graphmem.documents.recall import chunk_line, chunk_method, document_header
 from graphmem.messages import temporal
 from graphmem.models import (
+    ChunkHit,
     ContextItem,
     ContextRequest,
     ContextResult,
@@ -36,6 +39,8 @@ from graphmem.procedural.models import Skill
 from graphmem.procedural.recommend import render
 from graphmem.retrieval.context import estimate_tokens, prompt_safe
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+"""A chunk's time when its version's is unknown."""
 LABEL_TOKENS = estimate_tokens("[e1] ")
 """What the evidence id before a line costs: ``[``, ``e12``, ``]`` are three tokens whatever
 the number."""
@@ -107,15 +112,35 @@ def skill_piece(skill: Skill) -> Piece:
                        rules=[], title=skill.name))
 
 
+def chunk_pieces(chunks: Sequence[ChunkHit]) -> list[Piece]:
+    """Document chunks as units (best first, as found), each resting on its document version
+    and citing it (key, version, section path, offsets); ``order`` is the reading order: the
+    documents by their best chunk, then each document's chunks by position."""
+    rank: dict[str, int] = {}
+    for c in chunks:
+        rank.setdefault(c.document_id, len(rank))
+    return [Piece(_item(unit="chunk", id=c.id, text=c.text, at=c.valid_from or EPOCH,
+                        sources=[c.document_id], core=c.core, score=c.score,
+                        rules=[r for r in c.rules if r in ("vector", "fulltext")]
+                        if c.core else ["neighbour"], title=c.title,
+                        document_id=c.document_id, key=c.key, version=c.version,
+                        section=list(c.section), start=c.start, end=c.end,
+                        valid_from=c.valid_from),
+                  (rank[c.document_id] << 32) + c.ordinal)
+            for c in chunks]
+
+
 def prioritise(messages: Sequence[Piece], facts: Sequence[Piece],
-               episodes: Sequence[Piece], skills: Sequence[Piece] = ()) -> list[Piece]:
-    """The skills first, then message hits and facts in turn (hits best first, facts in their
-    rank order), then the episodes in their rank order, then the other messages, best first
-    (ties: in the order given)."""
+               episodes: Sequence[Piece], skills: Sequence[Piece] = (),
+               chunks: Sequence[Piece] = ()) -> list[Piece]:
+    """The skills first, then message hits, facts and chunks in turn (hits best first, facts
+    and chunks in their rank order), then the episodes in their rank order, then the other
+    messages, best first (ties: in the order given), then the other chunks."""
     hits = sorted((m for m in messages if m.item.core), key=lambda m: -m.item.score)
     rest = sorted((m for m in messages if not m.item.core), key=lambda m: -m.item.score)
-    turns = [p for pair in zip_longest(hits, facts) for p in pair if p is not None]
-    return [*skills, *turns, *episodes, *rest]
+    found = [c for c in chunks if c.item.core]
+    turns = [p for group in zip_longest(hits, facts, found) for p in group if p is not None]
+    return [*skills, *turns, *episodes, *rest, *(c for c in chunks if not c.item.core)]
 
 
 def _line(item: ContextItem) -> str:
@@ -128,6 +153,8 @@ def _line(item: ContextItem) -> str:
         body = f"{item.title} (happened {item.at:%Y-%m-%d}): {item.text}"
     elif item.unit == "skill":
         body = f"{item.title}\n{item.text}"
+    elif item.unit == "chunk":
+        return chunk_line(item.section or [], item.text)
     else:
         until = f" until {item.valid_to:%Y-%m-%d}" if item.valid_to else ""
         since = item.valid_from or item.at
@@ -136,12 +163,14 @@ def _line(item: ContextItem) -> str:
 
 
 def _sections(chosen: Sequence[Piece], as_of: datetime) -> list[tuple[str, list[Piece]]]:
-    """The skill, facts (best first), episodes (in time), then messages in time, one section
-    per run of consecutive messages of one session."""
+    """The skill, facts (best first), episodes (in time), document chunks (one section per
+    document version, in reading order), then messages in time, one section per run of
+    consecutive messages of one session."""
     skills = [p for p in chosen if p.item.unit == "skill"]
     facts = [p for p in chosen if p.item.unit == "fact"]
     episodes = sorted((p for p in chosen if p.item.unit == "episode"),
                       key=lambda p: (p.item.at, p.order))
+    chunks = sorted((p for p in chosen if p.item.unit == "chunk"), key=lambda p: p.order)
     messages = sorted((p for p in chosen if p.item.unit == "message"),
                       key=lambda p: (p.item.at, p.order))
     out: list[tuple[str, list[Piece]]] = []
@@ -151,6 +180,13 @@ def _sections(chosen: Sequence[Piece], as_of: datetime) -> list[tuple[str, list[
         out.append((f"## facts valid at {as_of:%Y-%m-%d}", facts))
     if episodes:
         out.append(("## episodes", episodes))
+    for c in chunks:
+        if out and out[-1][1][-1].item.document_id == c.item.document_id \
+                and out[-1][1][-1].item.unit == "chunk":
+            out[-1][1].append(c)
+        else:
+            out.append((document_header(c.item.key or "", c.item.version or 0, c.item.title,
+                                        c.item.valid_from), [c]))
     for m in messages:
         if out and out[-1][1][-1].item.session_id == m.item.session_id \
                 and out[-1][1][-1].item.unit == "message":
@@ -208,16 +244,20 @@ UNIT_SEARCHES: tuple[tuple[str, Units], ...] = (
 BestSkill = Callable[[], Sequence[Skill]]
 """The top skills for the request, valid at its ``as_of``, best first (the service's skill
 search, started beside the unit searches)."""
+BestChunks = Callable[[], Sequence[ChunkHit]]
+"""The best chunks of the owner's documents for the request, of the versions valid at its
+``as_of``, best first (the service's chunk search, started beside the unit searches)."""
 
 
 def build(searches: Searches, req: ContextRequest, method: Method,
-          now: datetime, best_skill: BestSkill | None = None) -> ContextResult:
+          now: datetime, best_skill: BestSkill | None = None,
+          best_chunks: BestChunks | None = None) -> ContextResult:
     """The packed context of ``req``: one search per unit asked for (messages with ``method``;
     facts valid at ``as_of`` and episodes with ``rrf``, or the single index ``method`` names),
     each of ``req.k`` hits, all handed to ``searches`` at once, and with unit ``skill`` the
-    top skills (``best_skill``) valid at ``as_of``; then `prioritise` and `pack`. ``now`` stands
-    in for a
-    missing ``as_of``."""
+    top skills (``best_skill``) valid at ``as_of``, with unit ``chunk`` the best chunks
+    (``best_chunks``) of the document versions valid then; then `prioritise` and `pack`.
+    ``now`` stands in for a missing ``as_of``."""
     as_of = req.as_of or now
     found: dict[str, list[Piece]] = {"message": [], "fact": [], "episode": []}
     report: list[dict[str, object]] = []
@@ -241,7 +281,11 @@ def build(searches: Searches, req: ContextRequest, method: Method,
     if "skill" in req.units and best_skill is not None:
         skills = [skill_piece(skill) for skill in best_skill()]
         report.append({"unit": "skill", "method": "rrf", "found": len(skills)})
-    candidates = prioritise(found["message"], found["fact"], found["episode"], skills)
+    chunks: list[Piece] = []
+    if "chunk" in req.units and best_chunks is not None:
+        chunks = chunk_pieces(best_chunks())
+        report.append({"unit": "chunk", "method": chunk_method(method), "found": len(chunks)})
+    candidates = prioritise(found["message"], found["fact"], found["episode"], skills, chunks)
     packed = pack(candidates, req.max_tokens, as_of)
     trace = None
     if req.trace:

@@ -6,12 +6,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+import pytest
+from pydantic import ValidationError
+
 from graphmem.answer.reader import ReaderReply, citations, reply_schema, sources
+from graphmem.documents.models import ChunkResult
+from graphmem.documents.recall import chunk_search, search_result
+from graphmem.errors import InvalidInput
 from graphmem.models import (
+    ChunkHit,
     ContextItem,
     ContextRequest,
     ContextResult,
     EpisodeHit,
+    Expand,
     FactHit,
     Hit,
     SearchRequest,
@@ -24,6 +32,7 @@ from graphmem.retrieval.packing import (
     LABEL_TOKENS,
     Piece,
     build,
+    chunk_pieces,
     pack,
     pieces,
     prioritise,
@@ -274,3 +283,106 @@ def test_build_adds_the_best_skill_only_when_asked() -> None:
     none = build(search, ContextRequest(query="q", owner="o", units=["skill"]), "rrf_expand",
                  AS_OF, list)
     assert none.items == [] and none.context == ""
+
+
+def _chunk(id_: str, doc: str = "d-1-v2", ordinal: int = 0, score: float = 0.5,
+           text: str = "Laptops are set up on the first day.", core: bool = True) -> ChunkHit:
+    return ChunkHit(id=id_, document_id=doc, key=doc.split("-v")[0] + ".md",
+                    version=int(doc.rsplit("-v", 1)[1]), title="Handbook",
+                    section=["Onboarding", "Laptops"], start=10 * ordinal,
+                    end=10 * ordinal + len(text), text=text, score=score,
+                    rules=["vector", "fulltext"] if core else [], core=core, ordinal=ordinal,
+                    valid_from=T0)
+
+
+def test_chunks_take_turns_with_hits_and_facts_and_cite_their_document() -> None:
+    chunks = chunk_pieces([_chunk("d-1-v2:c3", ordinal=3), _chunk("d-9-v1:c0", "d-9-v1"),
+                           _chunk("d-1-v2:c1", ordinal=1, score=0.2)])
+    order = prioritise([message("h1", 1), message("h2", 2, score=0.5)], [fact("f1")], [],
+                       chunks=chunks)
+    assert [p.item.id for p in order] == ["h1", "f1", "d-1-v2:c3", "h2", "d-9-v1:c0",
+                                          "d-1-v2:c1"]
+    packed = pack(order, 1000, AS_OF)
+    first = next(i for i in packed.items if i.id == "d-1-v2:c3")
+    assert (first.unit, first.sources, first.document_id, first.key, first.version) == (
+        "chunk", ["d-1-v2"], "d-1-v2", "d-1.md", 2)
+    assert (first.section, first.start, first.end, first.at) == (
+        ["Onboarding", "Laptops"], 30, 30 + len(first.text), T0)
+    assert first.rules == ["vector", "fulltext"] and first.title == "Handbook"
+    # facts, then each document's chunks in reading order (the best document first), then
+    # the messages in time
+    assert [(i.unit, i.id) for i in packed.items] == [
+        ("fact", "f1"), ("chunk", "d-1-v2:c1"), ("chunk", "d-1-v2:c3"),
+        ("chunk", "d-9-v1:c0"), ("message", "h1"), ("message", "h2")]
+    assert '## document "Handbook" (d-1.md, version 2, valid from 2023-05-08)\n' \
+        "[e2] Onboarding > Laptops: Laptops are set up" in packed.context
+    assert packed.context.count("## document") == 2
+    assert packed.tokens == estimate_tokens(packed.context)
+
+
+def test_chunks_stay_within_the_budget() -> None:
+    long = "The laptop policy explains every step of the setup in detail. " * 20
+    chunks = chunk_pieces([_chunk(f"d-1-v2:c{n}", ordinal=n, text=long) for n in range(5)])
+    order = prioritise([message("h1", 1)], [fact("f1")], [], chunks=chunks)
+    for budget in (30, 200, 400, 900, 5000):
+        packed = pack(order, budget, AS_OF)
+        assert packed.tokens == estimate_tokens(packed.context) <= budget
+        assert len(packed.items) + len(packed.over_budget) == 7
+    mid = pack(order, 400, AS_OF)  # one chunk fits beside the message and the fact
+    assert [i.unit for i in mid.items] == ["fact", "chunk", "message"]
+    assert ("chunk", "d-1-v2:c1") in {(r.unit, r.id) for r in mid.over_budget}
+
+
+def test_build_adds_chunks_only_when_asked_and_no_section_without_them() -> None:
+    calls: list[int] = []
+
+    def best() -> list[ChunkHit]:
+        calls.append(1)
+        return [_chunk("d-1-v2:c0")]
+
+    def search(reqs: Sequence[SearchRequest]) -> list[SearchResult]:
+        return [_result(r) for r in reqs]
+
+    plain = build(search, ContextRequest(query="q", owner="o"), "rrf_expand", AS_OF,
+                  best_chunks=best)
+    assert calls == [] and all(i.unit != "chunk" for i in plain.items)
+    req = ContextRequest(query="q", owner="o", units=["message", "chunk"], trace=True)
+    out = build(search, req, "rrf_expand", AS_OF, best_chunks=best)
+    assert [i.unit for i in out.items].count("chunk") == 1
+    assert out.trace is not None and out.trace.searches[-1] == {
+        "unit": "chunk", "method": "rrf", "found": 1}
+    empty = build(search, req.model_copy(update={"trace": False}), "rrf_expand", AS_OF,
+                  best_chunks=list)
+    without = build(search, ContextRequest(query="q", owner="o", units=["message"]),
+                    "rrf_expand", AS_OF)
+    assert empty.context == without.context and "## document" not in empty.context
+    assert empty.items == without.items
+
+
+def test_a_search_request_for_chunks_is_the_chunk_search() -> None:
+    req = SearchRequest(query="laptops", owner="o", units="chunks", k=3,
+                        documents=["handbook.md"], metadata={"team": "it"}, as_of=AS_OF,
+                        expand=Expand(before=1, after=2), method="vector")
+    got = chunk_search(req)
+    assert (got.query, got.owner, got.k, got.documents, got.metadata, got.as_of,
+            got.method, got.neighbours) == ("laptops", "o", 3, ["handbook.md"],
+                                            {"team": "it"}, AS_OF, "vector", 2)
+    assert chunk_search(SearchRequest(query="q", owner="o", units="chunks")).method == "rrf"
+    for bad, field in (({"session_id": "s"}, "session_id"), ({"max_messages": 3},
+                       "max_messages"), ({"order": "time"}, "order"), ({"k": 101}, "k"),
+                       ({"expand": Expand(before=4, after=0)}, "expand")):
+        with pytest.raises(InvalidInput) as info:
+            chunk_search(SearchRequest(query="q", owner="o", units="chunks", **bad))
+        assert info.value.field == field
+    with pytest.raises(ValidationError, match="documents only"):
+        SearchRequest(query="q", owner="o", documents=["a"])
+    with pytest.raises(ValidationError, match="matched exactly"):
+        SearchRequest(query="q", owner="o", units="chunks", metadata={"team": ["it", "hr"]})
+    with pytest.raises(ValidationError, match="add \"chunk\""):
+        ContextRequest(query="q", owner="o", documents=["a"])
+    result = search_result(req, ChunkResult(query="laptops", chunks=[
+        _chunk("d-1-v2:c0"), _chunk("d-1-v2:c1", ordinal=1, core=False)]))
+    assert result.hits == [] and [c.id for c in result.chunks] == ["d-1-v2:c0", "d-1-v2:c1"]
+    assert result.method == "vector" and result.context_tokens == estimate_tokens(result.context)
+    assert result.context.startswith('## document "Handbook" (d-1.md, version 2, valid from '
+                                     "2023-05-08)\nOnboarding > Laptops: Laptops")

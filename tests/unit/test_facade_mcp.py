@@ -42,7 +42,7 @@ def test_tools_describe_themselves_for_a_model() -> None:
     as_of = tools["query_facts"].input_schema["properties"]["as_of"]
     assert "offset" in str(as_of)  # the datetime rule, told to the model
     units = tools["search_memory"].input_schema["properties"]["units"]
-    assert set(units["enum"]) == {"messages", "observations", "both", "episodes"}
+    assert set(units["enum"]) == {"messages", "observations", "both", "episodes", "chunks"}
 
 
 def test_graphmem_errors_become_tool_errors() -> None:

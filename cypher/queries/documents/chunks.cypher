@@ -2,7 +2,8 @@
 //   offsets), and, with $reach > 0, their neighbours within $reach chunks of the same section.
 // Parameters: $tenant, $ids, $reach (int, 0 for none)
 // Columns: chunks (list of {id, document_id, key, version, title, section, start, end, text,
-//   ordinal, section_id, hit})
+//   ordinal, section_id, hit, valid_from_us: its version's valid_from in microseconds since the
+//   epoch})
 MATCH (c:Chunk {tenant: $tenant})
 WHERE c.id IN $ids
 CALL (c) {
@@ -16,4 +17,5 @@ UNWIND found AS x
 WITH DISTINCT x
 RETURN collect({id: x.id, document_id: x.document_id, key: x.key, version: x.version,
   title: x.title, section: x.section_path, start: x.start, end: x.end, text: x.text,
-  ordinal: x.ordinal, section_id: x.section_id, hit: x.id IN $ids}) AS chunks
+  ordinal: x.ordinal, section_id: x.section_id, hit: x.id IN $ids,
+  valid_from_us: x.valid_from.epochSeconds * 1000000 + x.valid_from.microsecond}) AS chunks

@@ -367,6 +367,9 @@ class SearchRequest(_Strict):
     documents: list[DocumentKey] | None = Field(
         default=None, min_length=1, max_length=100, description="Units chunks: only the "
         "documents of these keys", examples=[["handbook/onboarding.md"]])
+    topic: str | None = Field(
+        default=None, min_length=1, max_length=200, pattern=NAME, description="Units chunks: "
+        "only the documents filed under this topic of the owner (an id from GET /v1/topics)")
     metadata: MetadataFilter | None = Field(default=None, description=METADATA_FILTER + ". "
                                             "With units chunks: the documents' metadata, each "
                                             "value matched exactly (no lists or operators)",
@@ -385,7 +388,7 @@ class SearchRequest(_Strict):
         default=False, description="Method iterative: return the trace of its rounds (queries, "
         "candidates, decisions, reservations, timings) in the result's `trace`")
 
-    @field_validator("documents")
+    @field_validator("documents", "topic")
     @classmethod
     def _chunks_only(cls, value: Any, info: ValidationInfo) -> Any:
         if value is not None and info.data.get("units") not in (None, "chunks"):
@@ -681,6 +684,9 @@ class ContextRequest(_Strict):
     documents: list[DocumentKey] | None = Field(
         default=None, min_length=1, max_length=100, description="Unit chunk: only the "
         "documents of these keys", examples=[["handbook/onboarding.md"]])
+    topic: str | None = Field(
+        default=None, min_length=1, max_length=200, pattern=NAME, description="Unit chunk: "
+        "only the documents filed under this topic of the owner (an id from GET /v1/topics)")
     metadata: MetadataFilter | None = Field(
         default=None, description=METADATA_FILTER + ". Facts and episodes carry no metadata: "
         "with a filter, units default to [\"message\"], and may add \"skill\" only",
@@ -705,7 +711,7 @@ class ContextRequest(_Strict):
         return messages_only(value, info, {"message", "skill"},
                              'ask units ["message"] (or ["message", "skill"])')
 
-    @field_validator("documents")
+    @field_validator("documents", "topic")
     @classmethod
     def _chunk_only(cls, value: Any, info: ValidationInfo) -> Any:
         units = info.data.get("units")

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from graphmem import metrics
 from graphmem.answer.reader import ReaderNotConfigured
 from graphmem.documents import recall
-from graphmem.documents.models import ChunkHit, ChunkSearch
+from graphmem.documents.models import ChunkHit, ChunkResult, ChunkSearch
 from graphmem.embeddings import Embedder, QueryMemo
 from graphmem.errors import NotFound
 from graphmem.lifecycle import export
@@ -43,6 +43,9 @@ from graphmem.store.export import ExportStore
 from graphmem.store.facts import FactStore
 from graphmem.store.tenant import TenantStore
 from graphmem.store.usage import UsageStore
+
+TOPIC_MEMBERS = 10_000
+"""The most documents of one topic a topic filter reads."""
 
 
 class TenantOps:
@@ -165,8 +168,10 @@ class TenantOps:
         milliseconds per stage are added to it (`graphmem.retrieval.search.STAGES`)."""
         if req.units == "chunks":  # the documents' own search, its result in the shared shape
             docs = self._parts.documents
-            found = (docs if embedder is None else docs.with_embedder(embedder)).search(
-                self.tenant, recall.chunk_search(req), timings)
+            asked = self._in_topic(recall.chunk_search(req), req.topic)
+            found = ChunkResult(query=req.query, chunks=[]) if asked is None else (
+                docs if embedder is None else docs.with_embedder(embedder)).search(
+                self.tenant, asked, timings)
             return recall.search_result(req, found)
         recipe = recipe or self._parts.recipe(req.method, req.preset)
         parts = self._parts
@@ -207,16 +212,31 @@ class TenantOps:
 
         method = req.method or DEFAULT_METHOD
         chunks = None
-        if "chunk" in req.units:  # beside the unit searches too
+        asked = self._in_topic(ChunkSearch(
+            query=req.query, owner=req.owner, k=req.k, documents=req.documents,
+            as_of=req.as_of or now, method=recall.chunk_method(method)), req.topic)
+        if "chunk" in req.units and asked is not None:  # beside the unit searches too
             chunks = self._parts.units.submit(
-                self._parts.documents.with_embedder(memo).search, self.tenant, ChunkSearch(
-                    query=req.query, owner=req.owner, k=req.k, documents=req.documents,
-                    as_of=req.as_of or now, method=recall.chunk_method(method)))
+                self._parts.documents.with_embedder(memo).search, self.tenant, asked)
 
         def best_chunks() -> list[ChunkHit]:
             return chunks.result().chunks if chunks is not None else []
 
         return packing.build(searches, req, method, now, best_skill, best_chunks)
+
+    def _in_topic(self, req: ChunkSearch, topic: str | None) -> ChunkSearch | None:
+        """``req`` narrowed to the documents filed under ``topic`` (and to its own keys, if it
+        names some); None when no document is left. NotFound for a topic not ``req.owner``'s,
+        as for an id never stored."""
+        if topic is None:
+            return req
+        docs = self._parts.documents
+        if docs.topic_owner(self.tenant, topic) != req.owner:
+            raise NotFound(f"no topic {topic!r} of owner {req.owner!r}")
+        keys = sorted({m.key for m in docs.topic(self.tenant, topic, TOPIC_MEMBERS).members})
+        if req.documents is not None:
+            keys = [k for k in keys if k in set(req.documents)]
+        return req.model_copy(update={"documents": keys}) if keys else None
 
     def answer(self, req: AnswerRequest) -> AnswerResult:
         """The reader's answer to ``req.query`` from its packed context, citing its items.

@@ -177,6 +177,7 @@ class GraphMem:
                max_messages: int | None = None,
                order: Literal["relevance", "time"] | None = None, preset: str | None = None,
                units: Units | None = None, documents: Sequence[str] | None = None,
+               topic: str | None = None,
                metadata: Mapping[str, Any] | None = None,
                as_of: datetime | str | None = None,
                time_hint: Literal["boost", "restrict", "off"] | None = None,
@@ -186,38 +187,40 @@ class GraphMem:
         API reference describes each): ``k`` hits with the turns around them (``expand``),
         ``session_id``, ``time_from`` / ``time_to`` (event time) and a ``metadata`` filter
         narrow it, ``units`` chooses messages, observations, both, episodes or chunks (passages
-        of the owner's documents, in ``chunks``, narrowed by ``documents`` keys and a
-        ``metadata`` of exact values). A keyword left None takes the server's default."""
+        of the owner's documents, in ``chunks``, narrowed by ``documents`` keys, a ``topic``
+        and a ``metadata`` of exact values). A keyword left None takes the server's default."""
         return self._run(calls.search(query, owner, {
             "session_id": session_id, "time_from": time_from, "time_to": time_to, "k": k,
             "expand": expand, "method": method, "max_messages": max_messages, "order": order,
             "preset": preset, "units": units,
-            "documents": None if documents is None else list(documents), "metadata": metadata,
+            "documents": None if documents is None else list(documents), "topic": topic,
+            "metadata": metadata,
             "as_of": as_of, "time_hint": time_hint, "trace": trace}))
 
     def context(self, query: str | ContextRequest, owner: str | None = None, *,
                 session_id: str | None = None, as_of: datetime | str | None = None,
                 max_tokens: int | None = None, k: int | None = None,
                 units: Sequence[ContextUnit] | None = None,
-                documents: Sequence[str] | None = None,
+                documents: Sequence[str] | None = None, topic: str | None = None,
                 metadata: Mapping[str, Any] | None = None, method: Method | None = None,
                 preset: str | None = None, trace: bool | None = None) -> ContextResult:
         """The packed context for a question (facts, episodes, messages, each line with an
         evidence id), within ``max_tokens``. The keywords are the fields of `ContextRequest`
         (or pass one): ``as_of`` the question's date, ``k`` best hits per unit, ``units``
         which units may enter (add ``chunk`` for passages of the owner's documents, narrowed by
-        ``documents`` keys). A keyword left None takes the server's default."""
+        ``documents`` keys or a ``topic``). A keyword left None takes the server's default."""
         return self._run(calls.context(query, owner, {
             "session_id": session_id, "as_of": as_of, "max_tokens": max_tokens, "k": k,
             "units": None if units is None else list(units),
-            "documents": None if documents is None else list(documents), "metadata": metadata,
+            "documents": None if documents is None else list(documents), "topic": topic,
+            "metadata": metadata,
             "method": method, "preset": preset, "trace": trace}))
 
     def answer(self, query: str | AnswerRequest, owner: str | None = None, *,
                session_id: str | None = None, as_of: datetime | str | None = None,
                max_tokens: int | None = None, k: int | None = None,
                units: Sequence[ContextUnit] | None = None,
-               documents: Sequence[str] | None = None,
+               documents: Sequence[str] | None = None, topic: str | None = None,
                metadata: Mapping[str, Any] | None = None, method: Method | None = None,
                preset: str | None = None, trace: bool | None = None) -> AnswerResult:
         """An answer read from that context by the server's LLM, citing its evidence; the
@@ -226,7 +229,8 @@ class GraphMem:
         return self._run(calls.answer(query, owner, {
             "session_id": session_id, "as_of": as_of, "max_tokens": max_tokens, "k": k,
             "units": None if units is None else list(units),
-            "documents": None if documents is None else list(documents), "metadata": metadata,
+            "documents": None if documents is None else list(documents), "topic": topic,
+            "metadata": metadata,
             "method": method, "preset": preset, "trace": trace}))
 
     # --- forgetting one thing ----------------------------------------------------------------

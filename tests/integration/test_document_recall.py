@@ -82,6 +82,31 @@ def test_search_returns_chunks_with_citations(api: TestClient, owner: str) -> No
     assert all(not c["core"] and c["score"] == 0 for c in around["chunks"][1:])
 
 
+def test_a_topic_narrows_chunks_to_its_documents(api: TestClient, memory: Memory,
+                                                owner: str) -> None:
+    memory.for_tenant("tenant-a").documents.build_topics(owner)
+    tree = api.get("/v1/topics", params={"owner": owner}, headers=auth()).json()
+    topic = next(t for t in tree if t["level"] == 1)
+    members = {m["key"] for m in api.get(f"/v1/topics/{topic['id']}",
+                                         headers=auth()).json()["members"]}
+    assert members
+    q = {"owner": owner, "query": "passwords tides meetings lunch", "k": 20}
+    found = _post(api, "/v1/search", {**q, "units": "chunks", "topic": topic["id"]})["chunks"]
+    assert found and {c["key"] for c in found} <= members
+    ctx = _post(api, "/v1/context", {**q, "units": ["chunk"], "topic": topic["id"]})
+    assert ctx["items"] and {i["key"] for i in ctx["items"]} <= members
+    other = sorted({"guide.md", "note.txt", "plan"} - members)
+    if other:  # a topic and keys outside it leave nothing
+        none = _post(api, "/v1/search", {**q, "units": "chunks", "topic": topic["id"],
+                                         "documents": other})
+        assert none["chunks"] == [] and none["context"] == ""
+    for bad in ("tp-never-built", topic["id"]):  # unknown, and another owner's
+        r = api.post("/v1/search", json={**q, "owner": owner if bad != topic["id"]
+                                         else _owner(), "units": "chunks", "topic": bad},
+                     headers=auth())
+        assert r.status_code == 404, r.text
+
+
 @pytest.mark.parametrize(("extra", "field"), [
     ({"session_id": "s1"}, "session_id"), ({"max_messages": 5}, "max_messages"),
     ({"order": "time"}, "order"), ({"k": 150}, "k"),
@@ -93,9 +118,9 @@ def test_search_refuses_what_chunks_do_not_have(api: TestClient, extra: dict[str
     r = api.post("/v1/search", json={"owner": "o", "query": "q", "units": "chunks", **extra},
                  headers=auth())
     assert r.status_code == 422 and r.json()["field"] == field, r.text
-    r = api.post("/v1/search", json={"owner": "o", "query": "q", "documents": ["a"]},
-                 headers=auth())
-    assert r.status_code == 422 and r.json()["field"] == "documents"
+    for only in ({"documents": ["a"]}, {"topic": "tp-1"}):
+        r = api.post("/v1/search", json={"owner": "o", "query": "q", **only}, headers=auth())
+        assert r.status_code == 422 and r.json()["field"] == next(iter(only))
 
 
 def test_as_of_reads_the_version_valid_then(api: TestClient, owner: str) -> None:

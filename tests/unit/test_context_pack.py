@@ -376,6 +376,10 @@ def test_a_search_request_for_chunks_is_the_chunk_search() -> None:
         assert info.value.field == field
     with pytest.raises(ValidationError, match="documents only"):
         SearchRequest(query="q", owner="o", documents=["a"])
+    with pytest.raises(ValidationError, match="documents only"):
+        SearchRequest(query="q", owner="o", units="episodes", topic="tp-1")
+    with pytest.raises(ValidationError, match="add \"chunk\""):
+        ContextRequest(query="q", owner="o", units=["message"], topic="tp-1")
     with pytest.raises(ValidationError, match="matched exactly"):
         SearchRequest(query="q", owner="o", units="chunks", metadata={"team": ["it", "hr"]})
     with pytest.raises(ValidationError, match="add \"chunk\""):

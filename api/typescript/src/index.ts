@@ -45,6 +45,8 @@ export type StoredDocument = Schemas["Document"];
 export type DocumentDetail = Schemas["DocumentDetail"];
 export type ChunkSearch = Schemas["ChunkSearch"];
 export type ChunkResult = Schemas["ChunkResult"];
+/** A passage of a document with its citation, in `ChunkResult.chunks` and `SearchResult.chunks`. */
+export type ChunkHit = Schemas["ChunkHit"];
 export type Topic = Schemas["Topic"];
 export type TopicDetail = Schemas["TopicDetail"];
 /** A document to store (`POST /v1/documents` as JSON; a PDF's content is base64). */

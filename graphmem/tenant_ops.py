@@ -14,7 +14,7 @@ from graphmem.answer.reader import ReaderNotConfigured
 from graphmem.documents import recall
 from graphmem.documents.models import ChunkHit, ChunkResult, ChunkSearch
 from graphmem.embeddings import Embedder, QueryMemo
-from graphmem.errors import NotFound
+from graphmem.errors import InvalidInput, NotFound
 from graphmem.lifecycle import export
 from graphmem.lifecycle.export import OwnerExport
 from graphmem.lifecycle.forget import ForgetReport, forget, forget_matching, forget_session
@@ -226,13 +226,13 @@ class TenantOps:
 
     def _in_topic(self, req: ChunkSearch, topic: str | None) -> ChunkSearch | None:
         """``req`` narrowed to the documents filed under ``topic`` (and to its own keys, if it
-        names some); None when no document is left. NotFound for a topic not ``req.owner``'s,
-        as for an id never stored."""
+        names some); None when no document is left. InvalidInput naming ``topic`` for a topic
+        not ``req.owner``'s, as for an id never stored."""
         if topic is None:
             return req
         docs = self._parts.documents
         if docs.topic_owner(self.tenant, topic) != req.owner:
-            raise NotFound(f"no topic {topic!r} of owner {req.owner!r}")
+            raise InvalidInput("topic", f"no topic {topic!r} of owner {req.owner!r}")
         keys = sorted({m.key for m in docs.topic(self.tenant, topic, TOPIC_MEMBERS).members})
         if req.documents is not None:
             keys = [k for k in keys if k in set(req.documents)]

@@ -100,11 +100,11 @@ def test_a_topic_narrows_chunks_to_its_documents(api: TestClient, memory: Memory
         none = _post(api, "/v1/search", {**q, "units": "chunks", "topic": topic["id"],
                                          "documents": other})
         assert none["chunks"] == [] and none["context"] == ""
-    for bad in ("tp-never-built", topic["id"]):  # unknown, and another owner's
+    for bad in ("tp-never-built", topic["id"]):  # unknown, and another owner's: the same
         r = api.post("/v1/search", json={**q, "owner": owner if bad != topic["id"]
                                          else _owner(), "units": "chunks", "topic": bad},
                      headers=auth())
-        assert r.status_code == 404, r.text
+        assert r.status_code == 422 and r.json()["field"] == "topic", r.text
 
 
 @pytest.mark.parametrize(("extra", "field"), [

@@ -5,8 +5,8 @@ and on every request body its example (`api/examples.py`).
 
 `document(schema)` is a pure function over FastAPI's generated schema; `install(app)` makes the
 app serve its result. Which statuses an operation gets follows from what the edge does:
-every operation can fail unexpectedly (500) or meet the HTTP server's limits (408 too slow,
-431 headers too large); ``/v1`` needs a key (401) that grants the call
+every operation can fail unexpectedly (500) or meet the HTTP server's limits (400 not HTTP,
+408 too slow, 431 headers too large); ``/v1`` needs a key (401) that grants the call
 (403) and is within its rate (429), and the store (503);
 a body can be malformed (400), too large (413), not JSON (415) or invalid (422), and
 parameters invalid (422);
@@ -50,7 +50,8 @@ PROBLEM_SCHEMA: dict[str, Any] = {
     },
 }
 MEANING = {
-    400: "Malformed body: not JSON, not UTF-8, or nested too deeply.",
+    400: "Malformed request: a body that is not JSON, not UTF-8 or nested too deeply, or a "
+         "request that is not HTTP/1.1.",
     401: "No API key, or an unknown one.",
     403: "Refused to this key: another owner than its own, a write with a read-only key, or "
          "a call spanning the tenant with a key limited to some owners (`field` names the "
@@ -90,7 +91,7 @@ version valid at ``as_of``)."""
 def error_statuses(method: str, path: str, operation: dict[str, Any]) -> set[int]:
     """Every error status the server can send for this operation."""
     params = operation.get("parameters", [])
-    out = {408, 431, 500}  # the HTTP server's limits hold for every request
+    out = {400, 408, 431, 500}  # the HTTP server refuses what it cannot parse, or too slow/large
     if path.startswith("/v1/"):
         out |= {401, 403, 429, 503}  # 403: what the key grants; 429: its rate
     out |= PROBES.get(path, set())

@@ -216,6 +216,13 @@ class LimitedHttp(HttpToolsProtocol):
             if clock.header_bytes > clock.limits.max_header_bytes:
                 clock.cut("headers_too_large")
 
+    def send_400_response(self, msg: str) -> None:
+        """A request that is not HTTP/1.1 (httptools cannot parse it): 400 problem+json, as
+        every other refusal, instead of uvicorn's plain text."""
+        self.transport.write(problem_bytes(400, "bad request", "the request is not valid "
+                                           "HTTP/1.1 (its request line or headers)"))
+        self.transport.close()
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
         if self.clock is not None:

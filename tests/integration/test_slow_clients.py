@@ -164,6 +164,16 @@ def test_a_header_block_over_the_limit_gets_431_at_once(api: tuple[str, int]) ->
     assert "4096 bytes" in problem_of(data, 431)["detail"]
 
 
+def test_a_request_that_is_not_http_gets_a_400_problem(api: tuple[str, int]) -> None:
+    """What httptools cannot parse (a space inside the request target, as a fuzzer sends):
+    400 problem+json, as every other refusal, not the server's plain text."""
+    with connect(api) as sock:
+        start = time.monotonic()
+        sock.sendall(b"GET /v1/audit/x?t=a b HTTP/1.1\r\nHost: test\r\n\r\n")
+        data, _ = until_closed(sock, start, 1.0 + SLACK_S)
+    assert "not valid HTTP/1.1" in problem_of(data, 400)["detail"]
+
+
 def test_a_stalled_body_gets_408_and_the_app_sees_a_disconnect(
     api: tuple[str, int], caplog: pytest.LogCaptureFixture,
 ) -> None:

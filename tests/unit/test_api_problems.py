@@ -168,10 +168,10 @@ def test_document_on_a_minimal_schema() -> None:
     thing = out["paths"]["/v1/things/{id}"]["get"]
     assert thing["security"] == [{"bearer": []}, {}]  # anonymous allowed: the key is optional
     assert thing["parameters"] == [{"name": "id", "in": "path"}]
-    assert sorted(thing["responses"]) == ["200", "401", "403", "404", "408", "422", "429",
-                                          "431", "500", "503"]
-    assert sorted(out["paths"]["/healthz"]["get"]["responses"]) == ["200", "408", "431", "500",
-                                                                    "503"]
+    assert sorted(thing["responses"]) == ["200", "400", "401", "403", "404", "408", "422",
+                                          "429", "431", "500", "503"]
+    assert sorted(out["paths"]["/healthz"]["get"]["responses"]) == ["200", "400", "408", "431",
+                                                                    "500", "503"]
     assert "security" not in out["paths"]["/healthz"]["get"]
     assert sorted(out["components"]["schemas"]) == ["Problem"]
 

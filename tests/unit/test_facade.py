@@ -88,7 +88,7 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     tm.messages.forget_matching(forget)
     mem.forget_matching.assert_called_once_with("acme", forget, None)
     tm.search(req)
-    mem.search.assert_called_once_with("acme", req, None)
+    mem.search.assert_called_once_with("acme", req, None, timings=None)
     tm.facts.query("alice", as_of=t)
     mem.facts.query.assert_called_once_with("acme", "observation", "alice", None, None, t, None,
                                             False)

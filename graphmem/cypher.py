@@ -3,7 +3,7 @@ the data package ``graphmem.cypher_files`` (setup.py) and is read through import
 the same in a checkout (editable install) and in an installed wheel.
 
 Each ``.cypher`` file opens with a ``//`` comment saying its purpose, parameters and columns.
-Queries are referred to by their path without extension, e.g. ``queries/write_messages``.
+Queries are referred to by their path without extension, e.g. ``queries/messages/write_messages``.
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ class Parts:
 
     def index_states(self) -> dict[str, str]:
         """Each index's name and state (``ONLINE`` when usable)."""
-        return {r["name"]: r["state"] for r in self.store.run("queries/index_states")}
+        return {r["name"]: r["state"] for r in self.store.run("queries/server/index_states")}
 
     def job_counts_all(self, states: Iterable[str], cap: int) -> dict[str, int]:
         """Jobs per state over every tenant, each capped at ``cap``."""

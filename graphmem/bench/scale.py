@@ -248,7 +248,7 @@ def store_mb(settings: Settings) -> float | None:
 def neo4j_memory(mem: Memory) -> dict[str, str | None]:
     """Heap and page cache Neo4j runs with (``SHOW SETTINGS``; None where not allowed)."""
     try:
-        rows = mem.store.run("queries/server_settings", names=list(MEMORY_SETTINGS))
+        rows = mem.store.run("queries/server/server_settings", names=list(MEMORY_SETTINGS))
     except GraphMemError:
         rows = []
     found = {r["name"]: r["value"] for r in rows}

@@ -136,7 +136,7 @@ def passes(stored: Sequence[str] | None, c: Clause) -> bool:
 
 def matches(stored: Sequence[str] | None, cond: Condition | None) -> bool:
     """Whether a message with the encoded pairs ``stored`` passes ``cond`` (as Cypher checks
-    it: `queries/metadata_matching`)."""
+    it: `queries/recall/metadata_matching`)."""
     return cond is None or all(passes(stored, c) for c in cond)
 
 

@@ -247,7 +247,8 @@ class Connection:
     def server_version(self) -> str:
         """The Neo4j server's version, read once (at the schema step, when the store opens)."""
         if self._version is None:
-            self._version = str(self._execute("queries/server_version", False, {})[0]["version"])
+            row = self._execute("queries/server/server_version", False, {})[0]
+            self._version = str(row["version"])
         return self._version
 
     @property

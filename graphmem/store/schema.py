@@ -29,7 +29,7 @@ def apply_schema(conn: Connection, model: str, dimensions: int, timeout_s: float
     conn.ping()  # an unreachable Neo4j fails here at once, not after the query retries
     if (built := embedding_meta(conn)) is not None:
         _check_model(built, model, dimensions)
-    existing = conn.run("queries/index_states")
+    existing = conn.run("queries/server/index_states")
     # The uniqueness constraints before anything MERGEs a node: two processes starting on a
     # new database would otherwise both create the migrations' GraphMeta marker, and the
     # constraint could never be made after.
@@ -40,11 +40,11 @@ def apply_schema(conn: Connection, model: str, dimensions: int, timeout_s: float
         conn.run_statements(name, dimensions=dimensions)
     _apply_vector_schema(conn, dimensions, existing)
     meta = conn.run(
-        "queries/schema_meta", write=True, model=model, dimensions=dimensions,
+        "queries/server/schema_meta", write=True, model=model, dimensions=dimensions,
         now=datetime.now(UTC),
     )[0]
     _check_model(meta, model, dimensions)
-    for idx in conn.run("queries/index_states"):
+    for idx in conn.run("queries/server/index_states"):
         config = (idx["options"] or {}).get("indexConfig", {})
         found = config.get("vector.dimensions")
         ours = idx["name"] in VECTOR_INDEXES
@@ -81,21 +81,21 @@ def _apply_vector_schema(conn: Connection, dimensions: int, existing: list[Row])
         conn.run_statements("schema/vector/plain", dimensions=dimensions, quantized=quantized)
         return
     for name in sorted(rebuilt):
-        conn.run_statements("queries/drop_vector_index", index=name)
+        conn.run_statements("queries/server/drop_vector_index", index=name)
     conn.run_statements("schema/vector/filtered", dimensions=dimensions, quantized=quantized)
 
 
 def embedding_meta(conn: Connection) -> Row | None:
     """Which embedding model built this database ({model, dimensions, created_at}); None on
     a new database."""
-    rows = conn.run("queries/schema_meta_read")
+    rows = conn.run("queries/server/schema_meta_read")
     return rows[0] if rows else None
 
 
 def await_online(conn: Connection, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
-        states = conn.run("queries/index_states")
+        states = conn.run("queries/server/index_states")
         failed = [i["name"] for i in states if i["state"] == "FAILED"]
         if failed:
             raise SchemaMismatch(f"indexes FAILED to build: {failed}; see Neo4j's debug.log")

@@ -35,7 +35,7 @@ def scopes(tenant: str, owners: Iterable[str]) -> dict[str, str]:
 
 
 def stale(indexes: Iterable[Row]) -> list[str]:
-    """Our fulltext indexes among ``indexes`` (rows of ``queries/index_states``) that do not
+    """Our fulltext indexes among ``indexes`` (rows of ``queries/server/index_states``) that do not
     index ``scope`` yet (a database built before it)."""
     return [i["name"] for i in indexes
             if i["name"] in FULLTEXT_INDEXES and "scope" not in (i["properties"] or [])]

@@ -38,10 +38,11 @@ MAX_TOKEN_CLAUSES = 1000
 """A filter with more values than this (Lucene's limit is 1024 clauses) is recalled exactly by
 the scan of the owner's sentences instead."""
 NEAR_REACH = 3
-"""The NEXT steps `queries/windows_near` reads each way (the default expansion needs 2 and 3)."""
+"""The NEXT steps `queries/recall/windows_near` reads each way (the default expansion needs 2
+and 3)."""
 WINDOW_MESSAGE = ("id", "owner", "session_id", "speaker", "role", "text", "batch_index",
                   "timestamp", "recorded_at", "metadata_json", "metadata_pairs")
-"""A message's values in `queries/windows`' ``messages`` lists, in order (the two times as
+"""A message's values in `queries/recall/windows`' ``messages`` lists, in order (the two times as
 microseconds since the epoch; its metadata as sent, and as matched:
 `graphmem.messages.metadata`)."""
 B = TypeVar("B", bound="TenantBound")
@@ -125,7 +126,7 @@ class TenantStore(TenantBound):
 
     # --- messages ---------------------------------------------------------------------------
     def existing_ids(self, ids: list[str]) -> set[str]:
-        return {r["id"] for r in self._run("queries/existing_ids", ids=ids)}
+        return {r["id"] for r in self._run("queries/messages/existing_ids", ids=ids)}
 
     def write_messages(
         self, messages: list[Row], sentences: list[Row], sessions: list[Row], batch: str,
@@ -141,14 +142,15 @@ class TenantStore(TenantBound):
         tenant = self.tenant
         settings = self._store.settings
         # converted once, before the transaction (not again on a retry)
-        sentences_query, sentences = self._store.vector_rows("queries/write_sentences", sentences)
+        sentences_query, sentences = self._store.vector_rows(
+            "queries/messages/write_sentences", sentences)
         messages = [{**m, "metadata_tokens": metadata.tokens(tenant, m["owner"],
                                                              m.get("metadata_pairs") or [])}
                     for m in messages]
 
         def work(tx: ManagedTransaction) -> list[Row]:
             rows = tx.run(
-                cypher.load("queries/write_messages"), tenant=tenant, batch=batch, now=now,
+                cypher.load("queries/messages/write_messages"), tenant=tenant, batch=batch, now=now,
                 by=by, rows=messages, scopes=scopes(tenant, (m["owner"] for m in messages)),
             ).data()
             clashes = [r["id"] for r in rows if r["conflict"]]
@@ -167,7 +169,8 @@ class TenantStore(TenantBound):
             if created:
                 touched = [s for s in sessions if s["ids"] & created]
                 tx.run(
-                    cypher.load("queries/link_sessions"), tenant=tenant, batch=batch, now=now,
+                    cypher.load("queries/messages/link_sessions"), tenant=tenant, batch=batch,
+                    now=now,
                     sessions=[{k: v for k, v in s.items() if k != "ids"} for s in touched],
                 ).consume()
                 if settings.formation_jobs:
@@ -178,38 +181,39 @@ class TenantStore(TenantBound):
         return result
 
     def get_messages(self, ids: list[str]) -> list[Row]:
-        found = self._run_plain("queries/get_messages", ids=ids)[0]["messages"]
+        found = self._run_plain("queries/messages/get_messages", ids=ids)[0]["messages"]
         return [epoch_times(m) for m in found]
 
     def session_messages(
         self, session_id: str, owner: str | None, skip: int, limit: int
     ) -> list[Row]:
         rows = self._run(
-            "queries/session_messages", session_id=session_id, owner=owner, skip=skip, limit=limit
+            "queries/messages/session_messages", session_id=session_id, owner=owner, skip=skip,
+            limit=limit
         )
         return [epoch_times(r["m"]) for r in rows]
 
     def owner_sessions(self, owner: str, skip: int, limit: int) -> list[Row]:
-        rows = self._run("queries/owner_sessions", owner=owner, skip=skip, limit=limit)
+        rows = self._run("queries/messages/owner_sessions", owner=owner, skip=skip, limit=limit)
         return [epoch_times(r["s"]) for r in rows]
 
     def owners(self, after: str, limit: int, named: frozenset[str] | None = None) -> list[Row]:
         """The tenant's owners after ``after``; ``named``: of those owners only."""
         if named is None:
-            rows = self._run("queries/owners", after=after, limit=limit)
+            rows = self._run("queries/owners/owners", after=after, limit=limit)
         else:
-            rows = self._run("queries/owners_named", owners=sorted(named), after=after,
+            rows = self._run("queries/owners/owners_named", owners=sorted(named), after=after,
                              limit=limit)
         return [epoch_times(r["o"]) for r in rows]
 
     def owner_of(self, kind: str, id_: str) -> str | None:
         """The owner of the message, fact or trace ``id_`` (``kind``); None when there is
         none."""
-        rows = self._run("queries/owner_of", kind=kind, id=id_)
+        rows = self._run("queries/owners/owner_of", kind=kind, id=id_)
         return str(rows[0]["owner"]) if rows else None
 
     def owner_counts(self, owner: str) -> Row:
-        return self._run("queries/owner_counts", owner=owner)[0]
+        return self._run("queries/owners/owner_counts", owner=owner)[0]
 
     def delete_owner(self, owner: str, step: int = 5000) -> Row:
         """Forget everything of an owner, in bounded transactions; returns what was removed."""
@@ -217,7 +221,8 @@ class TenantStore(TenantBound):
                  "jobs": 0, "windows": 0, "procedural": 0, "entities": 0, "documents": 0,
                  "bookkeeping": 0}
         while True:
-            row = self._run("queries/delete_owner_step", write=True, owner=owner, limit=step)[0]
+            row = self._run("queries/owners/delete_owner_step", write=True, owner=owner,
+                            limit=step)[0]
             for key in total:
                 total[key] += row[key]
             if not any(row.values()):
@@ -232,7 +237,7 @@ class TenantStore(TenantBound):
         Where the index filters by tenant and owner itself (Neo4j 2026), the over-fetch only
         covers a message's several sentences and the optional session and time filters."""
         params = {"owner": owner, "vector": vector, **filters.params()}
-        hits, exhausted = ranked_search(self._run_plain, "queries/vector_search", k,
+        hits, exhausted = ranked_search(self._run_plain, "queries/recall/vector_search", k,
                                         self._sentence_overfetch(overfetch), params, widen=False)
         if len(hits) < k and not exhausted:
             hits = self._short_vector(
@@ -251,7 +256,7 @@ class TenantStore(TenantBound):
             if not found or fetch >= MAX_FETCH:
                 break
             fetch = min(MAX_FETCH, max(fetch * 2, math.ceil(fetch * 1.5 * k / found)))
-            row = self._run_plain("queries/vector_search", fetch=fetch, k=k, **params)[0]
+            row = self._run_plain("queries/recall/vector_search", fetch=fetch, k=k, **params)[0]
             hits = _best_per_id(row["hits"], k)
             if len(hits) >= k or row["fetched"] < fetch or row.get("exact"):
                 return _pairs(hits)
@@ -272,9 +277,10 @@ class TenantStore(TenantBound):
         cond = params.get("metadata")
         if cond and sum(len(c["any"] or ()) for c in cond) <= MAX_TOKEN_CLAUSES and (
                 query := metadata.token_query(self.tenant, params["owner"], cond)):
-            return _pairs(self._run_plain("queries/vector_search_metadata", k=k, tokens=query,
+            return _pairs(self._run_plain("queries/recall/vector_search_metadata", k=k,
+                                          tokens=query,
                                           limit=MAX_METADATA_MESSAGES, **params))
-        return _pairs(self._run_plain("queries/vector_search_exact", k=k, **params))
+        return _pairs(self._run_plain("queries/recall/vector_search_exact", k=k, **params))
 
     def fulltext_search(
         self, owner: str, query: str, k: int, overfetch: int, filters: Filters
@@ -288,7 +294,7 @@ class TenantStore(TenantBound):
         another limit, and that order is part of the recall measured."""
         params = {"owner": owner, "query": query, "k": k, **filters.params()}
         cap = first_fetch(k, overfetch) * WIDEN if filters.metadata else MAX_FETCH
-        return ranked_search(self._run_plain, "queries/fulltext_search", k, overfetch,
+        return ranked_search(self._run_plain, "queries/recall/fulltext_search", k, overfetch,
                              params, max_fetch=cap)[0]
 
     def hybrid_search(
@@ -296,7 +302,8 @@ class TenantStore(TenantBound):
         filters: Filters,
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """`vector_search` and `fulltext_search` of the same owner, k and filters in one round
-        trip (`queries/hybrid_search`): the same hits as the two. Where either needs more than
+        trip (`queries/recall/hybrid_search`): the same hits as the two. Where either needs more
+        than
         its first read (too few vector hits: the exact scan; a filter that leaves fewer than k
         text hits: a wider fetch), or a SEARCH query fails, that list alone is read again on
         its own (after a failed SEARCH the vector list is the exact scan, as `vector_search`'s
@@ -305,7 +312,7 @@ class TenantStore(TenantBound):
         vector_fetch = first_fetch(k, self._sentence_overfetch(overfetch))
         text_fetch = first_fetch(k, overfetch)
         try:
-            row = self._run("queries/hybrid_search", plain=True, fallback=False,
+            row = self._run("queries/recall/hybrid_search", plain=True, fallback=False,
                             vector_fetch=vector_fetch, text_fetch=text_fetch, query=query, k=k,
                             **by_vector)[0]
         except SearchFailed:
@@ -318,7 +325,7 @@ class TenantStore(TenantBound):
         short = len(text_hits) < k and row["text_fetched"] >= text_fetch
         if short and filters.metadata:  # one read 4x as large, as `fulltext_search` widens
             params = {"owner": owner, "query": query, "k": k, **filters.params()}
-            text_hits = ranked_search(self._run_plain, "queries/fulltext_search", k,
+            text_hits = ranked_search(self._run_plain, "queries/recall/fulltext_search", k,
                                       overfetch * WIDEN, params, widen=False)[0]
         elif short and text_fetch < MAX_FETCH:
             text_hits = self.fulltext_search(owner, query, k, overfetch, filters)
@@ -326,7 +333,7 @@ class TenantStore(TenantBound):
 
     def sessions_of(self, ids: list[str]) -> dict[str, str]:
         """Message id -> its session id."""
-        found = self._run_plain("queries/message_sessions", ids=ids)[0]["sessions"]
+        found = self._run_plain("queries/messages/message_sessions", ids=ids)[0]["sessions"]
         return {r["id"]: r["session_id"] for r in found}
 
     def matching(self, ids: list[str], filters: Filters) -> set[str]:
@@ -335,12 +342,13 @@ class TenantStore(TenantBound):
         if not (filters.metadata or filters.as_of) or not ids:
             return set(ids)
         params = filters.params()
-        rows = self._run_plain("queries/metadata_matching", ids=ids, metadata=params["metadata"],
+        rows = self._run_plain("queries/recall/metadata_matching", ids=ids,
+                               metadata=params["metadata"],
                                time_to=params["time_to"] if filters.as_of else None)
         return set(rows[0]["ids"])
 
     def in_time_range(self, ids: list[str], start: datetime, end: datetime) -> set[str]:
-        rows = self._run_plain("queries/in_time_range", ids=ids, start=start, end=end)
+        rows = self._run_plain("queries/messages/in_time_range", ids=ids, start=start, end=end)
         return set(rows[0]["ids"])
 
     def windows(self, ids: list[str], before: int, after: int,
@@ -349,7 +357,8 @@ class TenantStore(TenantBound):
         that windows that merely touch are known to be consecutive), and the messages read;
         with ``as_of``, no neighbour that happened after it."""
         reach = (before + 1, after + 1)
-        name = "queries/windows_near" if max(reach) <= NEAR_REACH else "queries/windows"
+        name = ("queries/recall/windows_near" if max(reach) <= NEAR_REACH
+                else "queries/recall/windows")
         row = self._run_plain(name, ids=ids, before=reach[0], after=reach[1], as_of=as_of)[0]
         out = Windows(records={m[0]: window_message(m) for m in row["messages"]})
         for w in row["windows"]:
@@ -360,7 +369,8 @@ class TenantStore(TenantBound):
 
 
 def window_message(values: list[Any]) -> Row:
-    """A message of `queries/windows`' ``messages`` (a list in `WINDOW_MESSAGE` order) as a row,
+    """A message of `queries/recall/windows`' ``messages`` (a list in `WINDOW_MESSAGE` order) as a
+    row,
     its times aware UTC datetimes."""
     (id_, owner, session_id, speaker, role, text, batch_index, timestamp, recorded_at,
      metadata_json, metadata_pairs) = values

@@ -134,7 +134,7 @@ def test_forgetting_steps_leave_entities_until_the_messages_are_gone(
     store = memory.store.tenant(tenant)
     steps = []
     while True:
-        row = store._run("queries/delete_owner_step", write=True, owner=who, limit=4)[0]
+        row = store._run("queries/owners/delete_owner_step", write=True, owner=who, limit=4)[0]
         if not any(row.values()):
             break
         steps.append(row)

@@ -140,8 +140,8 @@ def test_a_selective_filter_reads_its_messages_from_the_metadata_index(
         params = {"owner": who, "vector": vector, **filters.params()}
         read.clear()
         got = store._exact_vector(10, params)
-        assert read == ["queries/vector_search_metadata"]
-        scan = run("queries/vector_search_exact", k=10, **params)
+        assert read == ["queries/recall/vector_search_metadata"]
+        scan = run("queries/recall/vector_search_exact", k=10, **params)
         assert got == [(r["id"], r["score"]) for r in scan] and got
         assert all(i.startswith(f"{who}-") for i, _ in got)
     memory.for_tenant(f"{tenant}-x").messages.forget_owner(rows[0]["owner"])
@@ -239,7 +239,7 @@ def test_a_filter_passing_a_sixth_reads_the_index_again_not_every_sentence(
     assert {i for i, _ in got} == {i for i, _ in exact} and len(got) == 10
     if memory.store.vector_filters:  # on 5.x the index's first read is the tenant's, not the
         # owner's: what it lets through depends on the other tests' data
-        assert read[:-1] == ["queries/vector_search"] * 2  # the last read is the check's
+        assert read[:-1] == ["queries/recall/vector_search"] * 2  # the last read is the check's
 
 
 def test_random_filters_find_what_the_exact_scan_finds(memory: Memory, tenant: str) -> None:
@@ -262,7 +262,8 @@ def test_random_filters_find_what_the_exact_scan_finds(memory: Memory, tenant: s
         filters = Filters(metadata=condition(wanted))
         vector = memory.embedder.embed([TOPICS[n % len(TOPICS)]])[0]
         got = store.vector_search(who, vector, 10, 4, filters)
-        exact = store._run_plain("queries/vector_search_exact", k=10, owner=who, vector=vector,
+        exact = store._run_plain("queries/recall/vector_search_exact", k=10, owner=who,
+                                 vector=vector,
                                  **filters.params())
         ids, exact_ids = [i for i, _ in got], [r["id"] for r in exact]
         if memory.store.vector_filters:  # SEARCH ranks by the full vectors: the exact order

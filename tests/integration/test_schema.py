@@ -34,7 +34,8 @@ def test_other_embedding_model_is_refused(memory: Memory) -> None:
         memory.store.apply_schema("some-other-model", memory.embedder.dimensions)
 
 
-OWNER_QUERIES = ["queries/delete_owner_step", "queries/owner_counts", "audit/owner_entities",
+OWNER_QUERIES = ["queries/owners/delete_owner_step", "queries/owners/owner_counts",
+                 "audit/owner_entities",
                  "queries/procedural/owner_cases", "queries/procedural/current_skills",
                  "queries/episodes/link_owner", "queries/turn_windows/vector_search_exact",
                  "queries/jobs/counts", "queries/jobs/list", "queries/llm_usage/list"]
@@ -98,7 +99,7 @@ def test_vector_indexes_follow_the_quantization_setting(memory: Memory, cypher: 
     """Vector indexes are built unquantised by default; with `vector_quantization` an index
     built from then on is quantised, and one built otherwise stays as built, with a warning."""
     def built() -> dict[str, bool | None]:
-        rows = memory.store.run("queries/index_states")
+        rows = memory.store.run("queries/server/index_states")
         return {r["name"]: index_quantized(r) for r in rows if r["name"] in VECTOR_INDEXES}
 
     assert set(built().values()) == {False}

@@ -78,7 +78,8 @@ def test_k_hits_each_with_its_neighbours_as_its_window(memory: Memory, tenant: s
 
 def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
                                                  talk: str) -> None:
-    """`queries/windows_near` (a short reach) returns the windows of `queries/windows`, at the
+    """`queries/recall/windows_near` (a short reach) returns the windows of
+    `queries/recall/windows`, at the
     ends of the chain too, all in one row."""
     store = memory.store.tenant(tenant)
     ids = [f"{talk}-s1-{i}" for i in (0, 1, 4, 8, 9)]
@@ -86,8 +87,8 @@ def test_short_windows_read_as_the_general_query(memory: Memory, tenant: str,
         for after in range(NEAR_REACH + 1):
             params: dict[str, Any] = {"ids": ids, "before": before, "after": after,
                                       "as_of": None}
-            near = store._run("queries/windows_near", **params)
-            assert near == store._run("queries/windows", **params), (before, after)
+            near = store._run("queries/recall/windows_near", **params)
+            assert near == store._run("queries/recall/windows", **params), (before, after)
             assert len(near) == 1 and len(near[0]["windows"]) == len(ids)
             read = [m[0] for m in near[0]["messages"]]  # overlapping windows: each message once
             assert len(read) == len(set(read))
@@ -113,13 +114,14 @@ def test_the_plain_reads_of_search_return_what_the_converted_reads_return(
     vector = memory.embedder.embed(["hiking in the Alps"])[0]
     filters = Filters().params()
     reads: list[tuple[str, dict[str, Any]]] = [
-        ("queries/get_messages", {"ids": ids}),
-        ("queries/windows_near", {"ids": ids, "before": 2, "after": 3, "as_of": None}),
-        ("queries/windows", {"ids": ids, "before": 5, "after": 5, "as_of": None}),
-        ("queries/vector_search", {"owner": talk, "vector": vector, "fetch": 20, "k": 5,
+        ("queries/messages/get_messages", {"ids": ids}),
+        ("queries/recall/windows_near", {"ids": ids, "before": 2, "after": 3, "as_of": None}),
+        ("queries/recall/windows", {"ids": ids, "before": 5, "after": 5, "as_of": None}),
+        ("queries/recall/vector_search", {"owner": talk, "vector": vector, "fetch": 20, "k": 5,
                                    **filters}),
-        ("queries/vector_search_exact", {"owner": talk, "vector": vector, "k": 5, **filters}),
-        ("queries/fulltext_search", {"owner": talk, "query": "hiking", "fetch": 20, "k": 5,
+        ("queries/recall/vector_search_exact",
+         {"owner": talk, "vector": vector, "k": 5, **filters}),
+        ("queries/recall/fulltext_search", {"owner": talk, "query": "hiking", "fetch": 20, "k": 5,
                                      **filters}),
     ]
     for name, params in reads:

@@ -137,7 +137,7 @@ def test_hits_equal_the_exact_scan_on_a_small_set(memory: Memory, tenant: str) -
     for text in ("a cat from the animal shelter", "late trains", "music and instruments"):
         query = _vector(memory, text)
         hits = store.vector_search(who, query, 8, 8, Filters())
-        exact = store._run("queries/vector_search_exact", owner=who, vector=query, k=8,
+        exact = store._run("queries/recall/vector_search_exact", owner=who, vector=query, k=8,
                            **Filters().params())
         ids, exact_ids = [h for h, _ in hits], [r["id"] for r in exact]
         if memory.store.vector_filters:  # SEARCH ranks by the full vectors: the exact order
@@ -157,8 +157,8 @@ def test_a_query_vector_sent_as_a_vector_value_reads_the_same(memory: Memory,
     who = owner()
     _ingest(memory, tenant, who)
     query = _vector(memory, "a cat from the animal shelter")
-    names = [n for folder in ("queries", "queries/episodes", "queries/facts",
-                              "queries/procedural", "queries/turn_windows")
+    names = [n for folder in ("queries/recall", "queries/messages", "queries/episodes",
+                              "queries/facts", "queries/procedural", "queries/turn_windows")
              for n in named.names(folder) if "$vector" in named.load(n)]
     params = {"owner": who, "fetch": 40, "k": 8, "size": 3, "t": T0, "known": None,
               "vector_fetch": 40, "text_fetch": 40, "query": "cat", "scope": "none",
@@ -183,7 +183,7 @@ def test_a_query_vector_sent_as_a_vector_value_reads_the_same(memory: Memory,
         if store.vector_values:
             assert execute(name, False, {"tenant": tenant, "vector": sent[-1], **params}) \
                 == as_list, name
-        if name == "queries/vector_search_exact":
+        if name == "queries/recall/vector_search_exact":
             assert rows == as_list and rows, name
 
 
@@ -278,7 +278,7 @@ def test_a_failed_search_is_answered_by_the_exact_scan(memory: Memory, tenant: s
     for text in ("a cat from the animal shelter", "music and instruments"):
         query = _vector(memory, text)
         for filters in (Filters(), Filters(session_id="s1")):
-            exact = store._run("queries/vector_search_exact", owner=who, vector=query, k=10,
+            exact = store._run("queries/recall/vector_search_exact", owner=who, vector=query, k=10,
                                **filters.params())
             exact_w = windows._run("queries/turn_windows/vector_search_exact", owner=who,
                                    size=3, vector=query, k=4, **filters.params())
@@ -314,15 +314,15 @@ def test_searches_neo4j_fails_after_deletions_are_answered_by_the_exact_scan(
     cypher("MATCH (s:Sentence {tenant: $t}) WHERE s.owner STARTS WITH 'bulk-' AND rand() < 0.5 "
            "DETACH DELETE s", t=tenant)
     store = memory.store.tenant(tenant)
-    counted = metrics.SEARCH_FALLBACKS.labels("queries/vector_search.search")
+    counted = metrics.SEARCH_FALLBACKS.labels("queries/recall/vector_search.search")
     before = counted._value.get()
     query = _vector(memory, "a cat from the animal shelter")
     assert store.vector_search(owner(), query, 5, 8, Filters()) == []
     hits = store.vector_search(who, query, 10, 8, Filters())  # a fetch of 40, 12 sentences
-    exact = store._run("queries/vector_search_exact", owner=who, vector=query, k=10,
+    exact = store._run("queries/recall/vector_search_exact", owner=who, vector=query, k=10,
                        **Filters().params())
     assert [h for h, _ in hits] == [r["id"] for r in exact]
-    sentences = next(r for r in memory.store.run("queries/index_states")
+    sentences = next(r for r in memory.store.run("queries/server/index_states")
                      if r["name"] == "sentence_vector")
     if not index_quantized(sentences):  # graphmem's default: SEARCH answers by itself
         assert counted._value.get() == before

@@ -108,7 +108,7 @@ def test_client_installs_without_the_server(client_env: Path) -> None:
         "import graphmem.models\n"
         "from graphmem import cypher\n"
         "assert 'site-packages' in str(cypher.CYPHER_DIR), cypher.CYPHER_DIR\n"
-        "assert 'MERGE' in cypher.load('queries/write_messages')\n"
+        "assert 'MERGE' in cypher.load('queries/messages/write_messages')\n"
         f"present = [m for m in {SERVER_ONLY!r} if importlib.util.find_spec(m)]\n"
         "assert not present, present\n"
         "assert importlib.util.find_spec('api') is None\n"

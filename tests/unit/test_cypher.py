@@ -17,7 +17,7 @@ import pytest
 from graphmem import cypher
 
 ALL_FILES = sorted(cypher.CYPHER_DIR.rglob("*.cypher"))
-QUERY_FILES = sorted((cypher.CYPHER_DIR / "queries").glob("*.cypher"))
+QUERY_FILES = sorted((cypher.CYPHER_DIR / "queries").rglob("*.cypher"))
 SCHEMA_FILES = sorted((cypher.CYPHER_DIR / "schema").glob("*.cypher"))
 
 CROSS_TENANT = {
@@ -242,8 +242,9 @@ def test_tenant_lint_accepts_scoped_queries_and_schema(good: str) -> None:
 
 
 def test_load_returns_the_file_text() -> None:
-    text = cypher.load("queries/get_messages")
-    assert text == (cypher.CYPHER_DIR / "queries" / "get_messages.cypher").read_text("utf-8")
+    text = cypher.load("queries/messages/get_messages")
+    assert text == (cypher.CYPHER_DIR / "queries" / "messages" / "get_messages.cypher").read_text(
+        "utf-8")
 
 
 @pytest.mark.parametrize("name", ["queries/no_such_query", "nope", "queries/../nope"])
@@ -253,10 +254,12 @@ def test_load_unknown_name_raises_file_not_found(name: str) -> None:
 
 
 def test_names_lists_every_query_and_each_loads() -> None:
-    names = cypher.names("queries")
-    assert names == sorted(f"queries/{p.stem}" for p in QUERY_FILES)
-    for name in names:
-        assert cypher.load(name)
+    for folder in sorted({p.parent for p in QUERY_FILES}):
+        where = folder.relative_to(cypher.CYPHER_DIR).as_posix()
+        names = cypher.names(where)
+        assert names == sorted(f"{where}/{p.stem}" for p in QUERY_FILES if p.parent == folder)
+        for name in names:
+            assert cypher.load(name)
 
 
 def test_statements_splits_and_drops_comment_only_parts() -> None:

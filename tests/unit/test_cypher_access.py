@@ -145,9 +145,9 @@ def test_a_wrong_flag_is_caught() -> None:
 PENDING = {"Sentence": "queries/reembed/sentences_pending"}
 def f(store, self, tx, name, unit):
     store.run("queries/jobs/claim", worker=1)                  # writes, run as a read
-    self._run("queries/get_messages", write=True, ids=[])      # reads, run as a write
+    self._run("queries/messages/get_messages", write=True, ids=[])      # reads, run as a write
     store.run(PENDING["Sentence"], write=True)                 # reads, run as a write
-    ranked_search(self._run, f"queries/{unit}_search", 1, 1, {})   # f-string: every match
+    ranked_search(self._run, f"queries/recall/{unit}_search", 1, 1, {})  # f-string: all
     self._run(name, write=True)                                # a pass-through: skipped
     tx.run("MATCH (n) SET n.x = 1")                            # not a query name: skipped
     store.run("queries/jobs/claim", write=True)                # right
@@ -157,7 +157,8 @@ def f(store, self, tx, name, unit):
         ("example:4", False), ("example:5", True), ("example:6", True), ("example:7", False),
         ("example:10", True)]
     assert [len(problems(s)) for s in found] == [1, 1, 1, 0, 0]
-    assert {"queries/fulltext_search", "queries/vector_search"} <= set(found[3].names())
+    assert {"queries/recall/fulltext_search",
+            "queries/recall/vector_search"} <= set(found[3].names())
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -267,7 +267,7 @@ class FakeStore:
             raise StoreUnavailable("Neo4j is unreachable: Couldn't connect to 10.1.2.3:7687")
 
     def run(self, name: str, **_: Any) -> list[dict[str, Any]]:
-        assert name == "queries/index_states"
+        assert name == "queries/server/index_states"
         return [{"name": f"idx{i}", "state": s} for i, s in enumerate(self.states)]
 
 
@@ -281,7 +281,7 @@ class FakeMemory:
         self.store.ping()
 
     def index_states(self) -> dict[str, str]:
-        return {r["name"]: r["state"] for r in self.store.run("queries/index_states")}
+        return {r["name"]: r["state"] for r in self.store.run("queries/server/index_states")}
 
 
 class FakeRuntime:

@@ -145,7 +145,8 @@ def test_both_vector_schemas_declare_every_index_and_the_filtered_one_its_filter
 
 
 @pytest.mark.parametrize("name", [
-    "queries/vector_search", "queries/turn_windows/vector_search", "queries/facts/vector_search",
+    "queries/recall/vector_search", "queries/turn_windows/vector_search",
+    "queries/facts/vector_search",
     "queries/episodes/vector_search", "queries/procedural/case_vector_search",
     "queries/procedural/skill_vector_search",
 ])
@@ -157,11 +158,12 @@ def test_every_vector_query_has_a_search_variant_with_the_same_columns(name: str
         "CYPHER 25")
     assert ".tenant = $tenant" in text and ".owner = $owner" in text
     assert "AS fetched" in text and "hits" in text.rsplit("RETURN", 1)[1]
-    assert search_variant("queries/vector_search_exact") is None
+    assert search_variant("queries/recall/vector_search_exact") is None
 
 
 @pytest.mark.parametrize("name", [
-    "queries/vector_search", "queries/turn_windows/vector_search", "queries/facts/vector_search",
+    "queries/recall/vector_search", "queries/turn_windows/vector_search",
+    "queries/facts/vector_search",
     "queries/episodes/vector_search", "queries/procedural/case_vector_search",
     "queries/procedural/skill_vector_search",
 ])
@@ -182,7 +184,7 @@ def test_every_search_variant_has_an_exact_scan_taking_its_parameters(name: str)
 
 
 @pytest.mark.parametrize("name", [
-    "queries/write_sentences", "queries/turn_windows/create", "queries/reembed/write",
+    "queries/messages/write_sentences", "queries/turn_windows/create", "queries/reembed/write",
 ])
 def test_every_vectors_variant_is_its_query_storing_the_vector_as_a_list(name: str) -> None:
     """``<name>.vectors`` is ``<name>`` in Cypher 25 with ``toFloatList(row.embedding)`` for
@@ -197,7 +199,8 @@ def test_every_vectors_variant_is_its_query_storing_the_vector_as_a_list(name: s
     assert "row.embedding" in base
     assert body(cypher.load(variant)) == [
         "CYPHER 25", *base.replace("row.embedding", "toFloatList(row.embedding)").splitlines()]
-    assert vectors_variant(variant) is None and vectors_variant("queries/vector_search") is None
+    assert vectors_variant(variant) is None
+    assert vectors_variant("queries/recall/vector_search") is None
 
 
 def test_a_failing_search_variant_falls_back_to_the_exact_scan_or_the_over_fetching_query(
@@ -224,18 +227,20 @@ def test_a_failing_search_variant_falls_back_to_the_exact_scan_or_the_over_fetch
         return [{"fetched": 0, "hits": []}]
 
     monkeypatch.setattr(store, "_execute", execute)
-    counted = metrics.SEARCH_FALLBACKS.labels("queries/vector_search.search")
+    counted = metrics.SEARCH_FALLBACKS.labels("queries/recall/vector_search.search")
     before = counted._value.get()
     exact = [{"fetched": 2, "hits": [{"id": "m1", "score": 0.9}, {"id": "m2", "score": 0.8}],
               "exact": True}]
     with caplog.at_level(logging.DEBUG, logger="graphmem.store"):
-        assert store.run("queries/vector_search", owner="o", fetch=40) == exact
-        assert store.run("queries/vector_search", owner="p", fetch=40, k=5) == exact
+        assert store.run("queries/recall/vector_search", owner="o", fetch=40) == exact
+        assert store.run("queries/recall/vector_search", owner="p", fetch=40, k=5) == exact
         monkeypatch.setattr("graphmem.store.connection.exact_variant", lambda name: None)
         assert store.run("queries/facts/vector_search", owner="o", fetch=40) == [
             {"fetched": 0, "hits": []}]  # a query without an exact scan: the 5.x query
-    assert ran == [("queries/vector_search.search", None), ("queries/vector_search_exact", 40),
-                   ("queries/vector_search.search", 5), ("queries/vector_search_exact", 5),
+    assert ran == [("queries/recall/vector_search.search", None),
+                   ("queries/recall/vector_search_exact", 40),
+                   ("queries/recall/vector_search.search", 5),
+                   ("queries/recall/vector_search_exact", 5),
                    ("queries/facts/vector_search.search", None),
                    ("queries/facts/vector_search", None)]
     warned = [r for r in caplog.records if "answered instead by" in r.getMessage()]

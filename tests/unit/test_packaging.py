@@ -65,7 +65,7 @@ def test_no_server_target_names_a_top_level_api() -> None:
 def test_cypher_is_read_through_the_package() -> None:
     assert Path(str(resources.files("graphmem.cypher_files"))) == cypher.CYPHER_DIR
     assert cypher.CYPHER_DIR == ROOT / "cypher"  # the checkout's folder (editable install)
-    assert "MERGE" in cypher.load("queries/write_messages")
+    assert "MERGE" in cypher.load("queries/messages/write_messages")
     assert cypher.names("audit")
 
 

@@ -11,7 +11,7 @@
 //   reads a datetime ~50x slower than an integer).
 //   Lists, not maps, and each message once although windows overlap: 91 messages read instead
 //   of 114 for 20 LoCoMo hits, and no key names sent with every message (API CPU 0.58 -> 0.46
-//   ms, Neo4j 1.44 -> 1.19 ms for queries/windows_near). One row, not one per hit: the driver
+//   ms, Neo4j 1.44 -> 1.19 ms for queries/recall/windows_near). One row, not one per hit: the driver
 //   reads a record ~40 us slower than a list item.
 UNWIND $ids AS id
 MATCH (m:Message {tenant: $tenant, id: id})

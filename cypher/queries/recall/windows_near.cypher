@@ -1,11 +1,11 @@
-// Purpose: queries/windows for a short reach ($before and $after at most 3, what the default
+// Purpose: queries/recall/windows for a short reach ($before and $after at most 3, what the default
 //   expansion asks): the same rows, but the variable-length expansion stops at 3 steps each way
 //   instead of 21 (Cypher needs literal bounds, and the planner does not stop early at
 //   `length(p) <= $before`): about a third fewer database hits for 10 hits.
 // Parameters: $tenant, $ids, $before, $after (each 0-3), $as_of (nullable: only neighbours
 //   whose event time is at or before it)
-// Columns: as queries/windows (one row): windows ({id, earlier, later} per hit found: ids),
-//   messages (each message of the windows once, as a list in queries/windows' order)
+// Columns: as queries/recall/windows (one row): windows ({id, earlier, later} per hit found: ids),
+//   messages (each message of the windows once, as a list in queries/recall/windows' order)
 UNWIND $ids AS id
 MATCH (m:Message {tenant: $tenant, id: id})
 CALL (m) {

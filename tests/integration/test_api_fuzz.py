@@ -108,7 +108,7 @@ def _fuzz(settings: Settings, memory: Memory, tenant: str, tmp_path: Path, phase
     s = settings.model_copy(update={"api_keys": {hash_api_key(key): tenant}, **LIMITS})
     recorder = Recorder(create_app(s, memory))
     started = time.monotonic()
-    with serve(recorder) as url:
+    with serve(recorder, settings=s) as url:  # the server `graphmem serve` runs
         config = tmp_path / "schemathesis.toml"
         config.write_text(CONFIG, encoding="utf-8")
         command = [

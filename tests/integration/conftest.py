@@ -16,6 +16,7 @@ import neo4j
 import pytest
 from fastapi.testclient import TestClient
 
+from graphmem.access import Access
 from graphmem.api.app import create_app
 from graphmem.config import Settings, hash_api_key
 from graphmem.servers import neo4j_server
@@ -110,3 +111,15 @@ def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHMEM_NEO4J_BOLT_PORT", str(settings.neo4j_bolt_port))
     monkeypatch.setenv("GRAPHMEM_NEO4J_HTTP_PORT", str(settings.neo4j_http_port))
     monkeypatch.setenv("GRAPHMEM_NEO4J_VERSION", settings.neo4j_version)
+
+
+@pytest.fixture
+def limited(settings: Settings, memory: Memory, tenant: str) -> Iterator[dict[str, Any]]:
+    """A client of the API with a key for the whole tenant (``full``) and one for alice only
+    (``alice``), and two fresh owners, alice and bob."""
+    alice, bob = f"alice-{uuid.uuid4().hex[:10]}", f"bob-{uuid.uuid4().hex[:10]}"
+    grants: dict[str, str | Access] = {
+        "full": tenant, "alice": Access(tenant=tenant, owners=frozenset({alice}))}
+    s = settings.model_copy(update={"api_keys": {hash_api_key(k): g for k, g in grants.items()}})
+    with TestClient(create_app(s, memory)) as client:
+        yield {"client": client, "alice": alice, "bob": bob}

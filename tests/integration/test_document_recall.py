@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from graphmem.access import Access
 from graphmem.config import Settings, hash_api_key
 from graphmem.retrieval.context import estimate_tokens
 from graphmem.service import Memory
@@ -182,20 +181,8 @@ def test_without_documents_the_context_is_unchanged(api: TestClient) -> None:
         api.delete(f"/v1/owners/{who}", headers=auth())
 
 
-@pytest.fixture
-def keys(settings: Settings, memory: Memory, tenant: str) -> Iterator[dict[str, Any]]:
-    from graphmem.api.app import create_app
-
-    alice, bob = _owner(), _owner()
-    grants: dict[str, str | Access] = {
-        "full": tenant, "alice": Access(tenant=tenant, owners=frozenset({alice}))}
-    s = settings.model_copy(update={"api_keys": {hash_api_key(k): g for k, g in grants.items()}})
-    with TestClient(create_app(s, memory)) as client:
-        yield {"client": client, "alice": alice, "bob": bob}
-
-
-def test_a_key_for_alice_never_sees_bobs_chunks(keys: dict[str, Any]) -> None:
-    c, alice, bob = keys["client"], keys["alice"], keys["bob"]
+def test_a_key_for_alice_never_sees_bobs_chunks(limited: dict[str, Any]) -> None:
+    c, alice, bob = limited["client"], limited["alice"], limited["bob"]
     _post(c, "/v1/documents", _json(bob, "guide.md"), "full")
     _post(c, "/v1/documents", _json(alice, "note.txt"), "alice")
     for path, body in (("/v1/search", {"units": "chunks"}),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.access import Access
-from graphmem.config import Settings, hash_api_key
+from graphmem.config import Settings
 from graphmem.documents.models import ChunkSearch, DocumentIn
 from graphmem.documents.service import Documents
 from graphmem.service import Memory
@@ -190,18 +189,6 @@ def test_a_large_document_is_embedded_by_the_background_job(settings: Settings,
     assert job.kind == "embed_document" and result["state"] == "ready"
     assert later.get(tenant, wrote.id).document.state == "ready"
     assert later.search(tenant, ChunkSearch(owner="o", query="crane", method="vector")).chunks
-
-
-@pytest.fixture
-def limited(settings: Settings, memory: Memory, tenant: str) -> Iterator[dict[str, Any]]:
-    from graphmem.api.app import create_app
-
-    alice, bob = _owner(), _owner()
-    grants: dict[str, str | Access] = {
-        "full": tenant, "alice": Access(tenant=tenant, owners=frozenset({alice}))}
-    s = settings.model_copy(update={"api_keys": {hash_api_key(k): g for k, g in grants.items()}})
-    with TestClient(create_app(s, memory)) as client:
-        yield {"client": client, "alice": alice, "bob": bob}
 
 
 def test_a_key_limited_to_some_owners_learns_nothing_of_others(limited: dict[str, Any]) -> None:

@@ -173,12 +173,12 @@ class TenantOps:
                 docs if embedder is None else docs.with_embedder(embedder)).search(
                 self.tenant, asked, timings)
             return recall.search_result(req, found)
-        recipe = recipe or self._parts.recipe(req.method, req.preset)
         parts = self._parts
+        recipe = recipe or parts.recipe(req.method, req.preset)
         runtime = Runtime(embedder or parts.embedder, parts.search_pool, parts.sparse,
                           parts.decider(recipe) if req.method == "iterative" else None)
-        stores = Stores(self.store, FactStore(self._parts.store, self.tenant),
-                        EpisodeStore(self._parts.store, self.tenant))
+        stores = Stores(self.store, FactStore(parts.store, self.tenant),
+                        EpisodeStore(parts.store, self.tenant))
         with tenant_scope(self.tenant):  # the decider's LLM calls are the tenant's
             return search(stores, recipe, req, runtime, timings)
 
@@ -212,12 +212,13 @@ class TenantOps:
 
         method = req.method or DEFAULT_METHOD
         chunks = None
-        asked = self._in_topic(ChunkSearch(
-            query=req.query, owner=req.owner, k=req.k, documents=req.documents,
-            as_of=req.as_of or now, method=recall.chunk_method(method)), req.topic)
-        if "chunk" in req.units and asked is not None:  # beside the unit searches too
-            chunks = self._parts.units.submit(
-                self._parts.documents.with_embedder(memo).search, self.tenant, asked)
+        if "chunk" in req.units:  # beside the unit searches too
+            asked = self._in_topic(ChunkSearch(
+                query=req.query, owner=req.owner, k=req.k, documents=req.documents,
+                as_of=req.as_of or now, method=recall.chunk_method(method)), req.topic)
+            if asked is not None:
+                chunks = self._parts.units.submit(
+                    self._parts.documents.with_embedder(memo).search, self.tenant, asked)
 
         def best_chunks() -> list[ChunkHit]:
             return chunks.result().chunks if chunks is not None else []
@@ -230,12 +231,16 @@ class TenantOps:
         not ``req.owner``'s, as for an id never stored."""
         if topic is None:
             return req
-        docs = self._parts.documents
-        if docs.topic_owner(self.tenant, topic) != req.owner:
+        try:  # one read: the topic with its members (and whose it is)
+            found = self._parts.documents.topic(self.tenant, topic, TOPIC_MEMBERS)
+        except NotFound:
+            found = None
+        if found is None or found.topic.owner != req.owner:
             raise InvalidInput("topic", f"no topic {topic!r} of owner {req.owner!r}")
-        keys = sorted({m.key for m in docs.topic(self.tenant, topic, TOPIC_MEMBERS).members})
+        keys = sorted({m.key for m in found.members})
         if req.documents is not None:
-            keys = [k for k in keys if k in set(req.documents)]
+            wanted = set(req.documents)
+            keys = [k for k in keys if k in wanted]
         return req.model_copy(update={"documents": keys}) if keys else None
 
     def answer(self, req: AnswerRequest) -> AnswerResult:

@@ -37,14 +37,7 @@ def collapsed_tree(chunks: Sequence[tuple[str, float]],
     pool += [(score, 1, i, sorted((m for m in members if m in place), key=place.__getitem__))
              for i, (score, members) in enumerate(groups)]
     pool.sort(key=lambda n: (-n[0], n[1], n[2]))
-    seen: set[str] = set()
-    out: list[str] = []
-    for _, _, _, ids in pool:
-        for id_ in ids:
-            if id_ not in seen:
-                seen.add(id_)
-                out.append(id_)
-    return _ranked(out)
+    return _ranked(dict.fromkeys(id_ for *_, ids in pool for id_ in ids))  # first place each
 
 
 def _ranked(ids: Iterable[str]) -> list[tuple[str, int]]:

@@ -8,7 +8,8 @@ clusters and skills out, and skills retrieved for new requests (scoring: `tau_sc
   actions) and the customer (tau-bench gives some customers several requests); the same for
   every request weight of `graphmem.procedural.clustering.REQUEST_WEIGHTS` (``weights``), and
   for reference the grouping by the set of writes each run made (``writes_made``: what a
-  grouping by what was done can reach against labels of what should have been done).
+  grouping by what was done can reach against labels of what should have been done) and the
+  ceiling (``ceiling``: what groupings of whole tasks chosen knowing the labels reach).
 * retrieval: each held-out task's runs' first user messages are the queries; scored: the share
   of the task's ground-truth write actions among the steps of the top skill (k=1) and of the top
   three (k=3), the precision of the writes those skills recommend, and the ceiling (a perfect
@@ -134,6 +135,7 @@ def clustering(mem: Memory, tenant: str, owner: str,
                         [t["task"] for t in labels], [t["customer"] for t in labels]),
                     "kind_skills": adjusted_rand_index([t["kind"] for t in labels], skills)},
             "writes_made": score.aris(labels, made),
+            "ceiling": score.clustering_ceiling(labels),
             "weights": score.weight_grid(score.points_of(cases), truth, REQUEST_WEIGHTS)}
 
 
@@ -255,7 +257,7 @@ def run(settings: Settings, data: Path, json_out: Path | None, train: Path | Non
         _log(f"ingest {len(learn) / ingest_s:.1f} runs/s; forming")
         formation_s = form(mem, tenant, "tau", learn)
         out: dict[str, Any] = {
-            "mode": "transfer" if train is not None else "leave-one-task-out",
+            "mode": "transfer" if train is not None else "leave-one-task-out", "tenant": tenant,
             "data": str(data), "tasks": tasks, "runs": len(runs),
             "solved": sum(r["reward"] >= 1.0 for r in runs),
             "ingest": {"runs_per_s": len(learn) / ingest_s, "seconds": ingest_s},
@@ -288,6 +290,11 @@ def _report(out: dict[str, Any]) -> None:
     ari, got = out["clustering"]["ari"], out["retrieval"]
     _log(f"{out['mode']}: {out['skills_formed']} skills; clusters {out['clustering']['clusters']}"
          f", ARI task {ari['task']:.3f} kind {ari['kind']:.3f} customer {ari['customer']:.3f}")
+    top = out["clustering"]["ceiling"]
+    if top["nearest"] is not None:
+        near = "/".join(f"{top['nearest'][k]:.3f}" for k in score.LABELS)
+        _log(f"clustering ceiling: {top['meeting']} of {top['groupings']} groupings of whole "
+             f"tasks meet the targets; nearest ARI task/kind/customer {near}")
     _log(f"action recall @1 {got['action_recall']['1']:.3f} @{K} {got['action_recall'][str(K)]:.3f}"
          f", precision @1 {got['precision']['1']:.3f} @{K} {got['precision'][str(K)]:.3f} over "
          f"{got['queries']} queries (ceiling @1 {got['ceiling']['1']:.3f} @{K} "

@@ -10,13 +10,16 @@
 * Cross-validation of the clustering weight: the weight best on the training runs
   (`margin`: ARI against the kind plus ARI against the task, less ARI against the customer) is
   scored on the test runs.
+* The clustering's ceiling (`clustering_ceiling`): what groupings of whole tasks, merged only
+  within a kind and chosen knowing the labels, score against the task, the kind and the
+  customer, and whether any meets the `TARGETS`.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphmem.procedural.clustering import Point, adjusted_rand_index, cluster
@@ -24,6 +27,11 @@ from graphmem.procedural.models import Action, Skill
 from graphmem.procedural.steps import writes
 
 LABELS = ("task", "kind", "customer")
+TARGETS = {"task": 0.7, "kind": 0.6}
+"""The clustering's targets: ARI against the task and the kind at least these, each above the
+ARI against the customer (reported against, never tuned to)."""
+MAX_GROUPINGS = 100_000
+"""`clustering_ceiling` enumerates at most this many groupings (else it reports none)."""
 
 
 def gold_writes(run: Mapping[str, Any]) -> set[str]:
@@ -132,3 +140,75 @@ def best_single(gold: set[str], skills: Sequence[Skill]) -> float:
 
 def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def partitions(items: Sequence[str]) -> Iterator[list[list[str]]]:
+    """Every partition of ``items`` into groups (Bell(n) of them)."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for p in partitions(rest):
+        yield [[first], *p]
+        for i in range(len(p)):
+            yield [*p[:i], [first, *p[i]], *p[i + 1:]]
+
+
+def bell(n: int) -> int:
+    """How many partitions ``n`` items have (the Bell triangle)."""
+    row = [1]
+    for _ in range(n):
+        nxt = [row[-1]]
+        for x in row:
+            nxt.append(nxt[-1] + x)
+        row = nxt
+    return row[0]
+
+
+def meets(ari: Mapping[str, float]) -> bool:
+    """ARI against the task and the kind at their `TARGETS`, each above that against the
+    customer."""
+    return all(ari[k] >= v and ari[k] > ari["customer"] for k, v in TARGETS.items())
+
+
+def clustering_ceiling(truth: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """What clustering can reach against these labels (one per case): every grouping of whole
+    tasks that merges tasks only within a kind (from one group per task, ARI task 1, to one per
+    kind, ARI kind 1), scored like the clusters. Returns how many there are, the front (no other
+    scores at least as well against both the task and the kind; the lowest ARI against the
+    customer among equals), by ARI against the task, the best by `margin` of those that meet
+    the `TARGETS` (None when none does) and the nearest to them (that best, else the front's
+    best by `reach`). Splitting
+    a task or merging tasks of two kinds moves away from both labels at once, so it is left
+    out. ``groupings`` is 0 (nothing computed) beyond `MAX_GROUPINGS`."""
+    kinds: dict[str, list[str]] = {}
+    for t in sorted({(t["kind"], t["task"]) for t in truth}):
+        kinds.setdefault(t[0], []).append(t[1])
+    count = 1
+    for tasks in kinds.values():
+        count *= bell(len(tasks))
+    if count > MAX_GROUPINGS:
+        return {"groupings": 0, "front": [], "meeting": 0, "best_meeting": None,
+                "nearest": None}
+    scored: dict[tuple[float, float], dict[str, float]] = {}
+    meeting: list[dict[str, float]] = []
+    for choice in itertools.product(*(list(partitions(ts)) for ts in kinds.values())):
+        group = {t: f"{k}/{g}" for k, p in enumerate(choice) for g, ts in enumerate(p)
+                 for t in ts}
+        ari = aris(truth, [group[t["task"]] for t in truth])
+        key = (round(ari["task"], 9), round(ari["kind"], 9))
+        if key not in scored or ari["customer"] < scored[key]["customer"]:
+            scored[key] = ari
+        if meets(ari):
+            meeting.append(ari)
+    front = [a for (t, k), a in scored.items()
+             if not any(t2 >= t and k2 >= k and (t2, k2) != (t, k) for t2, k2 in scored)]
+    return {"groupings": count, "front": sorted(front, key=lambda a: a["task"]),
+            "meeting": len(meeting),
+            "best_meeting": max(meeting, key=margin) if meeting else None,
+            "nearest": max(meeting, key=margin) if meeting else max(front, key=reach)}
+
+
+def reach(ari: Mapping[str, float]) -> float:
+    """How near ARIs come to the `TARGETS`: the smaller of their shares of each (1: both met)."""
+    return min(ari[k] / v for k, v in TARGETS.items())

@@ -120,3 +120,47 @@ def test_summary_weighs_every_query_alike() -> None:
     assert got["precision"]["1"] == 1 / 3 and got["precision_queries"] == {"1": 3, "3": 4}
     assert got["queries"] == 4 and got["tasks_without_writes"] == 2
     assert got["per_task"]["1"]["precision"] == {"1": 1.0, "3": 0.5}
+
+
+def test_partitions_are_every_grouping_once() -> None:
+    from graphmem.bench import tau_scoring as score
+
+    for n in range(7):
+        items = [str(i) for i in range(n)]
+        found = [sorted(sorted(g) for g in p) for p in score.partitions(items)]
+        assert len(found) == score.bell(n) == [1, 1, 2, 5, 15, 52, 203][n]
+        assert len({str(p) for p in found}) == len(found)  # no grouping twice
+        assert all(sorted(i for g in p for i in g) == items for p in found)
+
+
+def test_the_clustering_ceiling_ranges_from_one_group_per_task_to_one_per_kind() -> None:
+    from graphmem.bench import tau_scoring as score
+
+    def runs(task: str, kind: str, customer: str) -> list[dict[str, str]]:
+        return [{"task": task, "kind": kind, "customer": customer}] * 3
+
+    # tasks 1 and 2 share a kind but not a customer; tasks 1 and 5 share a customer
+    truth = (runs("1", "cancel", "ann") + runs("2", "cancel", "bo") + runs("3", "book", "cy")
+             + runs("4", "change", "dee") + runs("5", "bag", "ann"))
+    got = score.clustering_ceiling(truth)
+    assert got["groupings"] == 2  # tasks 1 and 2 apart or together; the others alone
+    by_kind, by_task = got["front"]
+    assert by_task["task"] == 1.0 and by_kind["kind"] == 1.0 and by_kind["task"] < 1.0
+    assert round(by_task["kind"], 6) == round(by_task["customer"], 6)  # kind not above customer
+    assert got["meeting"] == 1 and got["best_meeting"] == got["nearest"] == by_kind
+    assert score.reach(by_kind) == by_kind["task"] / 0.7  # the smaller share of the two
+    assert score.meets({"task": 0.7, "kind": 0.6, "customer": 0.5})
+    assert not score.meets({"task": 0.9, "kind": 0.8, "customer": 0.85})  # customer above kind
+    assert not score.meets({"task": 0.9, "kind": 0.5, "customer": 0.0})
+    # one customer per kind: whatever groups the kinds groups the customers as much
+    same = runs("1", "cancel", "ann") + runs("2", "cancel", "ann") + runs("3", "book", "bo")
+    assert score.clustering_ceiling(same)["meeting"] == 0
+
+
+def test_the_clustering_ceiling_is_not_computed_beyond_its_bound() -> None:
+    from graphmem.bench import tau_scoring as score
+
+    truth = [{"task": str(t), "kind": "k", "customer": str(t)} for t in range(12)]
+    assert score.bell(12) > score.MAX_GROUPINGS
+    assert score.clustering_ceiling(truth) == {"groupings": 0, "front": [], "meeting": 0,
+                                               "best_meeting": None, "nearest": None}

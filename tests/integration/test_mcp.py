@@ -324,6 +324,12 @@ def test_http_procedural_tools(mcp_url: str, memory: Memory) -> None:
     assert len(r["skill"]["supporting"]) == 2 and len(r["skill"]["contradicting"]) == 1
     assert r["case"]["steps"] and r["case"]["case"]["id"] == r["cases"]["cases"][0]["id"]
     assert r["context"].startswith("## skill learned from earlier runs\n[e1] cancel_order\n")
+    # the skill as the context renders it: steps with slots, the check before the write, why
+    steps = "get_order(order_id: order id) -> cancel_order(order_id: order id)*"
+    for line in (steps, "before cancel_order: get_order (2 of 2)", "why: similarity"):
+        assert line in skill["text"] and line in r["context"]
+    assert {c["outcome"] for c in skill["why"]["cases"]} == {"success"}
+    assert skill["why"]["similarity"] > 0 and skill["why"]["words"] == ["cancel", "order"]
     assert r["outcome"] == {"id": w["added"]["ids"][2], "outcome": "success",
                             "previous": "failure"}
     assert "outcome" in error_text(r["bad_outcome"])

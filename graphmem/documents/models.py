@@ -135,14 +135,31 @@ class ChunkResult(BaseModel):
 
 
 class Topic(BaseModel):
-    """A category of an owner's documents."""
+    """A topic of an owner's tree: a category of its documents (clusters of them, and parts of a
+    large one), or below the categories a heading of one of their documents."""
 
-    id: str = Field(description="Kept by a rebuild while its members stay the same")
+    id: str = Field(description="A category's is kept by a rebuild while its members stay the "
+                    "same; a heading's is its section's id")
     owner: str
-    level: int = Field(description="1: a category; 2: a part of one")
+    kind: Literal["category", "heading"] = Field(
+        default="category", description="category: a cluster of the owner's documents (or a "
+        "part of one); heading: a section of one document, under the deepest category its "
+        "document is filed in (its own heading tree gives the tree's lower levels)")
+    level: int = Field(description="1: a category; 2: a part of one; below: the headings, "
+                       "counted on from their category's level")
     parent: str | None = None
-    label: str = Field(description="Keyphrases of its members (class-based TF-IDF)")
+    label: str = Field(description="A category: the label an LLM wrote (when one is "
+                       "configured), else keyphrases of its members (class-based TF-IDF); a "
+                       "heading: the heading")
+    keyphrases: str | None = Field(default=None, description="A category's keyphrases "
+                                   "(class-based TF-IDF over its members), LLM or not")
+    summary: str | None = Field(default=None, description="A short summary an LLM wrote of "
+                                "the category (none without an LLM)")
+    label_model: str | None = Field(default=None, description="The model that wrote the label "
+                                    "and summary (none: the keyphrases are the label)")
     documents: int
+    document: str | None = Field(default=None, description="A heading's document version")
+    key: str | None = Field(default=None, description="A heading's document key")
     first_at: datetime = Field(description="The earliest valid_from of its documents")
     last_at: datetime
 

@@ -25,6 +25,9 @@ BUILD_TOPICS = "build_topics"
 PLACE_DOCUMENT = "place_document"
 """The job kind that places a new document version under its nearest topics (payload: owner,
 id), enqueued with every version."""
+LABEL_TOPICS = "label_topics"
+"""The job kind that has an LLM label and summarise an owner's topics (payload: owner),
+enqueued with a build when an LLM is configured."""
 
 
 def _q(tx: ManagedTransaction, name: str, **params: Any) -> list[Row]:
@@ -120,6 +123,14 @@ class DocumentStore(TenantBound):
         """The owner's ``k`` topics nearest ``vector`` with their current member documents."""
         return self._run_plain("queries/documents/topic_match", owner=owner, vector=vector, k=k)
 
+    def topic_label_match(self, owner: str, query: str, k: int) -> list[Row]:
+        """The owner's ``k`` topics whose label best matches ``query`` (Lucene, escaped), with
+        their current member documents."""
+        if not query.strip():
+            return []
+        return self._run_plain("queries/documents/topic_label_match", owner=owner, query=query,
+                               k=k)
+
     def section_match(self, ids: list[str], vector: list[float]) -> list[Row]:
         """The sections of chunks ``ids``, scored by their chunks' mean similarity to
         ``vector``."""
@@ -159,9 +170,23 @@ class DocumentStore(TenantBound):
     def topic_inputs(self, owner: str, chunks: int) -> list[Row]:
         return self._run("queries/documents/topic_inputs", owner=owner, chunks=chunks)
 
-    def write_topics(self, owner: str, topics: list[Row], now: datetime) -> Row:
-        return self._run("queries/documents/write_topics", write=True, owner=owner,
-                         topics=topics, now=now)[0]
+    def write_topics(self, owner: str, topics: list[Row], now: datetime,
+                     label_job: bool = False) -> Row:
+        """Replace ``owner``'s tree with ``topics`` in one transaction (with ``label_job`` and
+        a topic no LLM has labelled, a `LABEL_TOPICS` job for the owner in the same one)."""
+        tenant, attempts = self.tenant, self._store.settings.job_max_attempts
+
+        def work(tx: ManagedTransaction) -> Row:
+            row = _q(tx, "write_topics", tenant=tenant, owner=owner, topics=topics, now=now,
+                     scope=scope_token(tenant, owner))[0]
+            if label_job and _q(tx, "unlabelled_topics", tenant=tenant,
+                                owner=owner)[0]["topics"]:
+                enqueue_tx(tx, tenant, [NewJob(LABEL_TOPICS, owner, {"owner": owner}, owner)],
+                           attempts)
+            return row
+
+        result: Row = self._store.write_tx(work)
+        return result
 
     def place_inputs(self, id_: str, chunks: int) -> Row | None:
         """What placing version ``id_`` in its owner's tree needs (None: no such version)."""
@@ -180,8 +205,22 @@ class DocumentStore(TenantBound):
         self._store.write_tx(lambda tx: enqueue_tx(
             tx, tenant, [NewJob(BUILD_TOPICS, owner, {"owner": owner}, owner)], attempts))
 
-    def topics(self, owner: str) -> list[Row]:
-        return [r["t"] for r in self._run("queries/documents/topics", owner=owner)]
+    def topics(self, owner: str, headings: bool = True) -> list[Row]:
+        """``owner``'s categories and, with ``headings``, its filed documents' headings."""
+        return [r["t"] for r in self._run("queries/documents/topics", owner=owner,
+                                          headings=headings)]
+
+    def topics_to_label(self, owner: str, limit: int, documents: int,
+                        chunks: int) -> list[Row]:
+        """Up to ``limit`` of ``owner``'s topics no LLM labelled yet, with their material."""
+        return self._run("queries/documents/topics_to_label", owner=owner, limit=limit,
+                         documents=documents, chunks=chunks)
+
+    def set_topic_label(self, owner: str, id_: str, label: str, summary: str, model: str,
+                        now: datetime) -> bool:
+        """Store an LLM's label and summary of topic ``id_``; False: the topic is gone."""
+        return bool(self._run("queries/documents/set_topic_label", write=True, owner=owner,
+                              id=id_, label=label, summary=summary, model=model, now=now))
 
     def topic(self, id_: str, limit: int) -> Row | None:
         rows = self._run("queries/documents/topic", id=id_, limit=limit)

@@ -1,7 +1,7 @@
 """The schema of the database: constraints and indexes applied in order (idempotent, safe when
 two processes open a new database together), the migrations of databases built by older
-versions (`scope`, `metadata`), the vector indexes of the server's line, the embedding model a
-database was built for, and the wait until every index is ONLINE."""
+versions (`scope`, `metadata`, `topic_index`), the vector indexes of the server's line, the
+embedding model a database was built for, and the wait until every index is ONLINE."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from graphmem import cypher
 from graphmem.errors import SchemaMismatch, StoreUnavailable
-from graphmem.store import metadata, scope
+from graphmem.store import metadata, scope, topic_index
 from graphmem.store.connection import (
     VECTOR_INDEXES,
     Connection,
@@ -36,6 +36,7 @@ def apply_schema(conn: Connection, model: str, dimensions: int, timeout_s: float
     conn.run_statements("schema/01_constraints", dimensions=dimensions)
     scope.migrate(conn, existing)  # fulltext indexes built before the scope: backfill, drop
     metadata.migrate(conn)  # messages stored before metadata filters: their pairs
+    topic_index.migrate(conn)  # topics written before the label index: scope, search_text
     for name in cypher.names("schema"):
         conn.run_statements(name, dimensions=dimensions)
     _apply_vector_schema(conn, dimensions, existing)

@@ -38,6 +38,8 @@ CROSS_TENANT = {
     "queries/scope/backfill.cypher": "the fulltext scope migration covers the whole database",
     "queries/metadata/pending.cypher": "the metadata migration covers the whole database",
     "queries/metadata/backfill.cypher": "the metadata migration covers the whole database",
+    "queries/topic_index/pending.cypher": "the topic index migration covers the whole database",
+    "queries/topic_index/backfill.cypher": "the topic index migration covers the whole database",
     "queries/sparse/pending_owners.cypher": "the sparse backfill (schema sparse) covers the whole "
                                             "database",
 }

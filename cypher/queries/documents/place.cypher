@@ -1,6 +1,7 @@
 // Purpose: place one current document version in its owner's topic tree without building it
 //   again: the other versions of its key leave their topics, it joins $topics (a category and
-//   maybe a part of it) and its top-level sections join the category; each topic touched has
+//   maybe a part of it) and its top-level sections join the deepest of them (its heading tree
+//   hangs there); each topic touched has
 //   its documents counted again and its first/last times widened (centroids and labels stay
 //   until the next build). Nothing for a version placed already or no longer current.
 // Parameters: $tenant, $id (the version), $topics (topic ids), $now
@@ -26,11 +27,12 @@ CREATE (d)-[:IN_TOPIC]->(t)
 SET t.documents = COUNT { (:Document)-[:IN_TOPIC]->(t) }, t.updated_at = $now,
     t.first_at = CASE WHEN d.valid_from < t.first_at THEN d.valid_from ELSE t.first_at END,
     t.last_at = CASE WHEN d.valid_from > t.last_at THEN d.valid_from ELSE t.last_at END
-WITH d, t
-CALL (d, t) {
-  WITH d, t WHERE t.level = 1
+WITH d, collect(t) AS joined
+CALL (d, joined) {
+  UNWIND joined AS t
+  WITH t ORDER BY t.level DESC LIMIT 1
   MATCH (s:Section {tenant: $tenant, document_id: d.id})
-  WHERE s.level = 1
+  WHERE s.parent IS NULL
   CREATE (s)-[:IN_TOPIC]->(t)
 }
-RETURN count(t) AS placed
+RETURN size(joined) AS placed

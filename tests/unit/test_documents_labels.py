@@ -13,7 +13,7 @@ import pytest
 
 from graphmem.documents import labels
 from graphmem.llm.client import LLMClient, LLMSettings
-from graphmem.store.core import Row
+from graphmem.store.connection import Row
 from tests.support.scripted_openai import ScriptedOpenAIServer
 
 

@@ -64,7 +64,7 @@ def create_app(settings: Settings | None = None, memory: Memory | None = None) -
     app.add_middleware(KeyGate, keys=keys)
     app.add_middleware(problems.Unexpected)
     observability.install(app, settings, runtime, keys)  # outermost: request id, metrics, …
-    app.state.parts = Parts(runtime, keys)  # what the routes' TenantMem is made from
+    app.state.parts = Parts(runtime, keys)  # what the routes' tenant memory is made from
     for module in (messages, facts, jobs, usage, procedural, forget, agent_context, documents,
                    health):
         app.include_router(module.router)

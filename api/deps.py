@@ -1,6 +1,8 @@
 """What the routes depend on: the app's parts (`Parts`: its `Runtime` and its keys, kept on
-``app.state.parts`` by `create_app`) and, from them, the caller's tenant memory as a typed
-dependency (`TenantMem`), so routes live in module-level routers and are typed end to end."""
+``app.state.parts`` by `create_app`) and, from them, the caller's tenant memory
+(`tenant_memory`), which every route takes as ``mem: Annotated[TenantMemory,
+Depends(tenant_memory)]``: routes live in module-level routers and are typed end to end, and a
+reader (or a tool following a call) sees the type where the route is written."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Path, Request
+from fastapi import Path, Request
 from starlette.concurrency import run_in_threadpool
 
 from graphmem.config import Settings
@@ -73,8 +75,5 @@ async def tenant_memory(request: Request) -> TenantMemory:
         memory = await run_in_threadpool(runtime.ready_memory)
     return memory.for_tenant(access.tenant, access, who.name)
 
-
-TenantMem = Annotated[TenantMemory, Depends(tenant_memory)]
-"""A route's parameter for the caller's memory."""
 Name = Annotated[str, Path(min_length=1)]
 """An id in a path (``{x:path}``: ids may hold "/", best sent as %2F)."""

@@ -5,7 +5,7 @@ topic tree and one topic with its members."""
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
@@ -26,8 +26,9 @@ from graphmem.documents.parse import SUFFIXES
 from graphmem.errors import InvalidInput
 from graphmem.lifecycle.forget import ForgetReport
 from graphmem.models import UtcDatetime
+from graphmem.tenant_memory import TenantMemory
 
-from .deps import TenantMem
+from .deps import tenant_memory
 from .media import is_json
 
 MULTIPART = "multipart/form-data"
@@ -53,7 +54,9 @@ schema = DocumentIn.model_json_schema(ref_template="#/components/schemas/{model}
     "requestBody": {"required": True, "content": {
         "application/json": {"schema": schema},
         MULTIPART: {"schema": _FORM_SCHEMA}}}})
-async def post_document(request: Request, mem: TenantMem) -> DocumentWrite:
+async def post_document(
+    request: Request, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> DocumentWrite:
     """Store a document as a new version of its key (the same content again changes
     nothing: 201 with action ``unchanged``). JSON, or a multipart upload with the file in
     ``file``. 415 for a media type no parser reads, 422 for a file that does not parse or
@@ -65,7 +68,8 @@ async def post_document(request: Request, mem: TenantMem) -> DocumentWrite:
 
 @router.get("/documents", response_model=list[Document])
 def list_documents(
-    mem: TenantMem, owner: Annotated[str, Query(min_length=1)],
+    mem: Annotated[TenantMemory, Depends(tenant_memory)],
+    owner: Annotated[str, Query(min_length=1)],
     after: Annotated[str, Query(max_length=500)] = "",
     limit: Annotated[int, Query(ge=1, le=500)] = 50, history: bool = False,
     key: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
@@ -81,33 +85,42 @@ def list_documents(
     return [d for d in found if key is None or d.key == key]
 
 @router.get("/documents/{document_id:path}", response_model=DocumentDetail)
-def get_document(document_id: Id, mem: TenantMem, with_text: bool = False) -> DocumentDetail:
+def get_document(
+    document_id: Id, mem: Annotated[TenantMemory, Depends(tenant_memory)], with_text: bool = False,
+) -> DocumentDetail:
     """One version: its state (``embedding`` while the worker embeds it), every version of
     its key, its sections; with ``with_text``, the text its chunks' offsets point into."""
     return mem.documents.get(document_id, with_text)
 
 @router.delete("/documents/{document_id:path}", response_model=ForgetReport)
-def forget_document(document_id: Id, mem: TenantMem) -> ForgetReport:
+def forget_document(
+    document_id: Id, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> ForgetReport:
     """Forget a document: every version of its key, their sections and chunks, in one
     transaction, audited (kind ``document``). Again: ``already_forgotten``; never stored:
     404."""
     return mem.documents.forget(document_id)
 
 @router.post("/documents/search", response_model=ChunkResult)
-def search_documents(req: ChunkSearch, mem: TenantMem) -> ChunkResult:
+def search_documents(
+    req: ChunkSearch, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> ChunkResult:
     """The owner's chunks best matching ``query`` (vector and fulltext fused by RRF), each
     with its citation: document, version, section path, character offsets."""
     return mem.documents.search(req)
 
 @router.get("/topics", response_model=list[Topic])
-def list_topics(mem: TenantMem, owner: Annotated[str, Query(min_length=1)]) -> list[Topic]:
+def list_topics(
+    mem: Annotated[TenantMemory, Depends(tenant_memory)],
+    owner: Annotated[str, Query(min_length=1)],
+) -> list[Topic]:
     """An owner's topic tree: every topic (categories at level 1, their parts at level 2, each
     naming its parent) with its label, number of documents and first/last times; empty
     before the first build."""
     return mem.documents.topics(owner)
 
 @router.get("/topics/{topic_id:path}", response_model=TopicDetail)
-def get_topic(topic_id: Id, mem: TenantMem) -> TopicDetail:
+def get_topic(topic_id: Id, mem: Annotated[TenantMemory, Depends(tenant_memory)]) -> TopicDetail:
     """One topic with its member documents (the current versions) and its subtopics. A topic
     of an owner the key may not read is a 404, as an unknown id is."""
     return mem.documents.topic(topic_id)

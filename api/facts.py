@@ -2,14 +2,15 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic_core import to_jsonable_python
 
 from graphmem import audit
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationBatch, ProfileOps
 from graphmem.models import DATETIME_PATTERN, AuditInfo, AuditResult, UtcDatetime
+from graphmem.tenant_memory import TenantMemory
 
-from .deps import TenantMem
+from .deps import tenant_memory
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -44,14 +45,17 @@ Text = Annotated[str | None, Query(min_length=1)]
 Name = Annotated[str, Path(min_length=1)]  # `{x:path}`: ids may hold "/" (sent as %2F)
 
 @router.post("/observations", status_code=201, response_model=list[FactWrite])
-def post_observations(batch: ObservationBatch, mem: TenantMem) -> list[FactWrite]:
+def post_observations(
+    batch: ObservationBatch, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> list[FactWrite]:
     """Write facts; each goes through the Linker (support, supersede, or place in history).
     The batch is one transaction."""
     return mem.facts.observe(batch.observations)
 
 @router.get("/observations", response_model=list[Fact])
 def get_observations(
-    mem: TenantMem, owner: Annotated[str, Query(min_length=1)],
+    mem: Annotated[TenantMemory, Depends(tenant_memory)],
+    owner: Annotated[str, Query(min_length=1)],
     subject: Text = None, type: Text = None, as_of: When = None, known_at: When = None,
     include_history: bool = False,
 ) -> list[Fact]:
@@ -60,17 +64,19 @@ def get_observations(
         owner, subject, type, as_of, known_at, include_history)
 
 @router.get("/observations/{fact_id:path}/history", response_model=FactHistory)
-def history(fact_id: Name, mem: TenantMem) -> FactHistory:
+def history(fact_id: Name, mem: Annotated[TenantMemory, Depends(tenant_memory)]) -> FactHistory:
     """A fact's whole chain of revisions, in order, with every `SUPERSEDES` reason."""
     return mem.facts.history(fact_id)
 
 @router.post("/profile/ops", status_code=201, response_model=list[FactWrite])
-def profile_ops(batch: ProfileOps, mem: TenantMem) -> list[FactWrite]:
+def profile_ops(
+    batch: ProfileOps, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> list[FactWrite]:
     """ADD / UPDATE / DELETE / NOOP on profile keys; old values are closed, never erased."""
     return mem.profile.apply(batch.ops)
 
 @router.get("/profile/{owner:path}", response_model=list[Fact])
-def profile(owner: Name, mem: TenantMem, as_of: When = None,
+def profile(owner: Name, mem: Annotated[TenantMemory, Depends(tenant_memory)], as_of: When = None,
             known_at: When = None, include_history: bool = False) -> list[Fact]:
     """An owner's profile: the current value of each key (``as_of`` / ``known_at`` look
     back)."""
@@ -78,7 +84,7 @@ def profile(owner: Name, mem: TenantMem, as_of: When = None,
         owner, as_of, known_at, include_history)
 
 @router.get("/audit", response_model=list[AuditInfo])
-def audits(mem: TenantMem) -> list[AuditInfo]:
+def audits(mem: Annotated[TenantMemory, Depends(tenant_memory)]) -> list[AuditInfo]:
     """The named audit queries, with their parameters and columns."""
     return mem.audit.queries()
 
@@ -89,7 +95,9 @@ AuditName = Annotated[str, Path(
 
 @router.get("/audit/{name}", response_model=AuditResult,
        openapi_extra={"parameters": audit_parameters(queries)})
-def run_audit(name: AuditName, request: Request, mem: TenantMem) -> AuditResult:
+def run_audit(
+    name: AuditName, request: Request, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> AuditResult:
     """Run a named audit query read-only; its parameters come as query parameters
     (``tenant`` is always the caller's)."""
     result: AuditResult = mem.audit.run(name, dict(request.query_params))

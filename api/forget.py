@@ -3,18 +3,21 @@ trace or a fact (see `graphmem.lifecycle.forget`)."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 
 from graphmem.lifecycle.forget import ForgetReport
 from graphmem.models import NAME, ForgetMessages
+from graphmem.tenant_memory import TenantMemory
 
-from .deps import TenantMem
+from .deps import tenant_memory
 
 router = APIRouter(prefix="/v1")
 Id = Annotated[str, Path(min_length=1)]  # `{x:path}`: ids may hold "/" (sent as %2F)
 
 @router.delete("/messages/{message_id:path}", response_model=ForgetReport)
-def forget_message(message_id: Id, mem: TenantMem) -> ForgetReport:
+def forget_message(
+    message_id: Id, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> ForgetReport:
     """Forget one message: its sentence units, the turn windows and the episode holding it
     (formed again from the session's other messages by a job committed with the deletion),
     and the facts resting only on it. One transaction; an audit record keeps the id's hash
@@ -24,7 +27,7 @@ def forget_message(message_id: Id, mem: TenantMem) -> ForgetReport:
 
 @router.delete("/sessions/{session_id:path}", response_model=ForgetReport)
 def forget_session(
-    session_id: Id, mem: TenantMem,
+    session_id: Id, mem: Annotated[TenantMemory, Depends(tenant_memory)],
     owner: Annotated[str, Query(min_length=1, max_length=200, pattern=NAME,
                                 description="The session's owner (session ids are per "
                                 "owner)")],
@@ -38,7 +41,9 @@ def forget_session(
     return mem.messages.forget_session(owner, session_id)
 
 @router.post("/messages/forget", response_model=ForgetReport)
-def forget_messages(body: ForgetMessages, mem: TenantMem) -> ForgetReport:
+def forget_messages(
+    body: ForgetMessages, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> ForgetReport:
     """Forget the messages of an owner that a filter chooses (`metadata` as in search,
     `session_id`, `time_from`/`time_to`; every filter given must match, at least one is
     needed) as each would be forgotten alone: sentence units, turn windows and episodes,
@@ -49,13 +54,15 @@ def forget_messages(body: ForgetMessages, mem: TenantMem) -> ForgetReport:
     return mem.messages.forget_matching(body)
 
 @router.delete("/traces/{trace_id:path}", response_model=ForgetReport)
-def forget_trace(trace_id: Id, mem: TenantMem) -> ForgetReport:
+def forget_trace(
+    trace_id: Id, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> ForgetReport:
     """Forget one trace: its steps and cases, and the skill versions resting only on them;
     the owner's skills form again from the other cases."""
     return mem.traces.forget(trace_id)
 
 @router.delete("/facts/{fact_id:path}", response_model=ForgetReport)
-def forget_fact(fact_id: Id, mem: TenantMem) -> ForgetReport:
+def forget_fact(fact_id: Id, mem: Annotated[TenantMemory, Depends(tenant_memory)]) -> ForgetReport:
     """Forget one fact (an observation or a profile value) and the facts resting only on
     it. The facts it superseded stay closed: history is not rewritten."""
     return mem.facts.forget(fact_id)

@@ -3,7 +3,7 @@ search over an owner's memory."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Depends, Query, Response
 
 from graphmem.lifecycle import export
 from graphmem.lifecycle.export import OwnerExport
@@ -19,26 +19,29 @@ from graphmem.models import (
     SearchResult,
     SessionInfo,
 )
+from graphmem.tenant_memory import TenantMemory
 
-from .deps import Name, TenantMem
+from .deps import Name, tenant_memory
 from .replies import model_reply
 
 router = APIRouter(prefix="/v1")
 
 @router.post("/messages", status_code=201, response_model=IngestReport)
-def post_messages(batch: MessageBatch, mem: TenantMem) -> IngestReport:
+def post_messages(
+    batch: MessageBatch, mem: Annotated[TenantMemory, Depends(tenant_memory)],
+) -> IngestReport:
     """Store a batch of messages. 201 means committed in Neo4j; a message id sent twice is
     stored once; a failed batch leaves nothing written."""
     return mem.messages.ingest(batch.messages)
 
 @router.get("/messages/{message_id:path}", response_model=Message)
-def get_message(message_id: Name, mem: TenantMem) -> Message:
+def get_message(message_id: Name, mem: Annotated[TenantMemory, Depends(tenant_memory)]) -> Message:
     """One stored message by id (ids may hold `/`, best sent as `%2F`)."""
     return mem.messages.get(message_id)
 
 @router.get("/owners", response_model=list[OwnerInfo])
 def owners(
-    mem: TenantMem,
+    mem: Annotated[TenantMemory, Depends(tenant_memory)],
     after: Annotated[str, Query(max_length=200, description="The last owner of the "
                                 "previous page (keyset paging); empty for the first")] = "",
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
@@ -50,7 +53,7 @@ def owners(
 
 @router.get("/sessions", response_model=list[SessionInfo])
 def sessions(
-    mem: TenantMem,
+    mem: Annotated[TenantMemory, Depends(tenant_memory)],
     owner: Annotated[str, Query(min_length=1, max_length=200, pattern=NAME)],
     skip: Annotated[int, Query(ge=0, le=MAX_SKIP)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -61,7 +64,7 @@ def sessions(
 
 @router.get("/sessions/{session_id:path}/messages", response_model=list[Message])
 def session_messages(
-    session_id: Name, mem: TenantMem,
+    session_id: Name, mem: Annotated[TenantMemory, Depends(tenant_memory)],
     owner: Annotated[str | None, Query(min_length=1)] = None,
     skip: Annotated[int, Query(ge=0, le=MAX_SKIP)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -70,13 +73,13 @@ def session_messages(
     return mem.messages.session(session_id, owner, skip, limit)
 
 @router.delete("/owners/{owner:path}", response_model=DeleteReport)
-def delete_owner(owner: Name, mem: TenantMem) -> DeleteReport:
+def delete_owner(owner: Name, mem: Annotated[TenantMemory, Depends(tenant_memory)]) -> DeleteReport:
     """Forget everything of an owner (this tenant's only); reports what was removed."""
     return mem.messages.forget_owner(owner)
 
 @router.get("/owners/{owner:path}/export", response_model=OwnerExport)
 def export_owner(
-    owner: Name, mem: TenantMem,
+    owner: Name, mem: Annotated[TenantMemory, Depends(tenant_memory)],
     after: Annotated[str, Query(max_length=2000, description="The `next` of the previous "
                                 "page (a cursor); empty for the first")] = "",
     limit: Annotated[int, Query(ge=1, le=export.MAX_LIMIT)] = export.DEFAULT_LIMIT,
@@ -89,7 +92,7 @@ def export_owner(
     return model_reply(mem.export(owner, after, limit))
 
 @router.post("/search", response_model=SearchResult)
-def search(req: SearchRequest, mem: TenantMem) -> Response:
+def search(req: SearchRequest, mem: Annotated[TenantMemory, Depends(tenant_memory)]) -> Response:
     """Hybrid recall over an owner's memory: vector and fulltext lists fused by reciprocal
     rank, expanded along the conversation; hits in chronological order with a rendered
     context."""

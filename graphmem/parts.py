@@ -47,10 +47,10 @@ class Parts:
         self.store = store
         self.embedder = embedder
         self.ingestor = Ingestor(settings, embedder)
-        self.facts = Facts(settings, store, embedder)
+        self.facts = Facts(settings, embedder)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
         self.procedural = Procedural.for_settings(settings, store, embedder, self._pool)
-        self.documents = Documents(settings, store, embedder, self._pool)
+        self.documents = Documents(settings, embedder, self._pool)
         self.sparse = sparse_encoder(settings.sparse, settings.embedding_cache_dir)
         self.former = Former.for_settings(settings, store, embedder, self.facts, self.sparse)
         # a context request's unit searches, side by side; apart from _pool, whose tasks (index

@@ -4,12 +4,14 @@ access and does its work through `TenantOps`. The API, MCP, the CLI and the benc
 through it.
 
 Nothing here takes a tenant first: `Memory.ops(tenant)` gives a tenant's operations without
-the access checks (for tests and maintenance scripts)."""
+the access checks, and `Memory.stores(tenant)` its stores, which the services work over (for
+tests and maintenance scripts)."""
 
 from __future__ import annotations
 
 from graphmem.access import Access
 from graphmem.parts import CONTEXT_SKILLS, DEFAULT_METHOD, SKILL_CASES, Parts
+from graphmem.store import TenantStores
 from graphmem.tenant_memory import TenantMemory
 from graphmem.tenant_ops import TenantOps
 
@@ -36,3 +38,8 @@ class Memory(Parts):
         """``tenant``'s operations without access checks: what `for_tenant`'s memory does once
         a call is allowed (for tests and maintenance scripts)."""
         return TenantOps(self, tenant)
+
+    def stores(self, tenant: str) -> TenantStores:
+        """``tenant``'s stores, what the services (`facts`, `procedural`, `documents`,
+        `former`) work over (for tests, benchmarks and maintenance scripts)."""
+        return self.store.tenant_stores(tenant)

@@ -83,7 +83,6 @@ from graphmem.procedural.models import (
 )
 from graphmem.procedural.steps import trace_id
 from graphmem.retrieval import Recipe
-from graphmem.store.episodes import EpisodeStore
 from graphmem.tenant_ops import TenantOps
 
 if TYPE_CHECKING:
@@ -100,6 +99,7 @@ class _Bound:
         self._parts = parts
         self._ops = ops
         self._tenant = ops.tenant
+        self._stores = ops.stores
         self._access = access
         self._caller = caller
 
@@ -190,7 +190,7 @@ class Facts(_Bound):
         self._access.each_owner((o.owner for o in observations), "observations")
         for i, o in enumerate(observations):  # its derived id waits for its sources' times
             self._access.chosen_id(f"observations[{i}]", o.id, None)
-        return self._parts.facts.observe(self._tenant, observations, self._access.owners,
+        return self._parts.facts.observe(self._stores, observations, self._access.owners,
                                           self._caller)
 
     def restore(self, records: Sequence[ExportRecord]) -> tuple[int, int]:
@@ -200,17 +200,17 @@ class Facts(_Bound):
         for i, r in enumerate(records):
             if r.kind == "fact":
                 self._access.owner(str(r.properties.get("owner")), f"records[{i}].owner")
-        return self._parts.facts.restore(self._tenant, records)
+        return self._parts.facts.restore(self._stores, records)
 
     def query(self, owner: str, subject: str | None = None, type_: str | None = None,
               as_of: datetime | None = None, known_at: datetime | None = None,
               include_history: bool = False) -> list[Fact]:
-        return self._parts.facts.query(self._tenant, "observation", self._access.owner(owner),
+        return self._parts.facts.query(self._stores, "observation", self._access.owner(owner),
                                         subject, type_, as_of, known_at, include_history)
 
     def history(self, id_: str) -> FactHistory:
         """A fact's whole chain with every SUPERSEDES reason; NotFound for an unknown id."""
-        history = self._parts.facts.history(self._tenant, id_)
+        history = self._parts.facts.history(self._stores, id_)
         self._access.found(history.facts[0].owner if history.facts else None, "fact", id_)
         return history
 
@@ -227,12 +227,12 @@ class Profile(_Bound):
     def apply(self, ops: Sequence[ProfileOp]) -> list[FactWrite]:
         self._access.write("changing a profile")
         self._access.each_owner((op.owner for op in ops), "ops")
-        return self._parts.facts.profile_ops(self._tenant, ops, self._access.owners,
+        return self._parts.facts.profile_ops(self._stores, ops, self._access.owners,
                                               self._caller)
 
     def get(self, owner: str, as_of: datetime | None = None, known_at: datetime | None = None,
             include_history: bool = False) -> list[Fact]:
-        return self._parts.facts.query(self._tenant, "profile", self._access.owner(owner),
+        return self._parts.facts.query(self._stores, "profile", self._access.owner(owner),
                                         None, None, as_of, known_at, include_history)
 
 
@@ -279,7 +279,7 @@ class Jobs(_Bound):
             self._access.tenant_wide("retrying extraction without an owner")
         else:
             self._access.owner(req.owner)
-        episodes, jobs = EpisodeStore(self._parts.store, self._tenant).reset_extraction(
+        episodes, jobs = self._stores.episodes.reset_extraction(
             req.status, req.owner, self._parts.settings.job_max_attempts)
         return ExtractionRetry(episodes=[RetriedEpisode(**e) for e in episodes],
                                jobs=[j["id"] for j in jobs])
@@ -316,12 +316,12 @@ class Traces(_Bound):
         if self._access.owners is not None:
             for i, t in enumerate(traces):
                 self._access.chosen_id(f"traces[{i}]", t.id, t.id and trace_id(t))
-        return self._parts.procedural.ingest(self._tenant, traces, self._caller)
+        return self._parts.procedural.ingest(self._stores, traces, self._caller)
 
     def set_outcome(self, id_: str, body: OutcomeIn) -> OutcomeReport:
         self._access.write("recording an outcome")
         self._owned("trace", id_)
-        return self._parts.procedural.set_outcome(self._tenant, id_, body)
+        return self._parts.procedural.set_outcome(self._stores, id_, body)
 
     def forget(self, id_: str) -> ForgetReport:
         """Forget one trace, its steps and cases, and the skill versions resting only on them."""
@@ -333,18 +333,18 @@ class Traces(_Bound):
 class Skills(_Bound):
     def search(self, req: SkillSearch) -> SkillSearchResult:
         self._access.owner(req.owner)
-        return self._parts.procedural.search(self._tenant, req)
+        return self._parts.procedural.search(self._stores, req)
 
     def get(self, id_: str, limit: int = 50, as_of: datetime | None = None,
             known_at: datetime | None = None) -> SkillDetail:
         if self._access.owners is not None and (as_of or known_at):
             self.history(id_)  # whose it is, before "no version valid then" could tell it exists
-        detail = self._parts.procedural.skill(self._tenant, id_, limit, as_of, known_at)
+        detail = self._parts.procedural.skill(self._stores, id_, limit, as_of, known_at)
         self._access.found(detail.skill.owner, "skill", id_)
         return detail
 
     def history(self, id_: str) -> SkillHistory:
-        history = self._parts.procedural.history(self._tenant, id_)
+        history = self._parts.procedural.history(self._stores, id_)
         self._access.found(history.skills[0].owner if history.skills else None, "skill",
                            id_)
         return history
@@ -352,7 +352,7 @@ class Skills(_Bound):
 
 class Cases(_Bound):
     def get(self, id_: str) -> CaseDetail:
-        detail = self._parts.procedural.case(self._tenant, id_)
+        detail = self._parts.procedural.case(self._stores, id_)
         self._access.found(detail.case.owner, "case", id_)
         return detail
 
@@ -366,46 +366,46 @@ class Documents(_Bound):
         upload's bytes instead of ``doc.content``."""
         self._access.write("storing documents")
         self._access.owner(doc.owner)
-        return self._parts.documents.ingest(self._tenant, doc, content, self._caller)
+        return self._parts.documents.ingest(self._stores, doc, content, self._caller)
 
     def search(self, req: ChunkSearch) -> ChunkResult:
         self._access.owner(req.owner)
-        return self._parts.documents.search(self._tenant, req)
+        return self._parts.documents.search(self._stores, req)
 
     def list(self, owner: str, after: str = "", limit: int = 50,
              history: bool = False) -> list[Document]:
         """``owner``'s documents by key (the current version of each; every version with
         ``history``)."""
-        return self._parts.documents.listing(self._tenant, self._access.owner(owner), after,
+        return self._parts.documents.listing(self._stores, self._access.owner(owner), after,
                                            limit, history)
 
     def get(self, id_: str, with_text: bool = False) -> DocumentDetail:
         """One version, every version of its key, and its sections (NotFound for an unknown id
         or, to a key limited to some owners, another owner's)."""
         if self._access.owners is not None:
-            self._access.found(self._parts.documents.owner_of(self._tenant, id_), "document",
+            self._access.found(self._parts.documents.owner_of(self._stores, id_), "document",
                                id_)
-        return self._parts.documents.get(self._tenant, id_, with_text)
+        return self._parts.documents.get(self._stores, id_, with_text)
 
     def forget(self, id_: str) -> ForgetReport:
         """Forget a document: every version of its key, their sections and chunks (audited)."""
         self._access.write("forgetting a document")
         if self._access.owners is not None:
-            owner = self._parts.documents.owner_of(self._tenant, id_)
+            owner = self._parts.documents.owner_of(self._stores, id_)
             if owner is not None:
                 self._access.found(owner, "document", id_)
         return self._ops.forget_document(id_, self._caller)
 
     def topics(self, owner: str) -> builtins.list[Topic]:
         """``owner``'s topic tree (categories of its documents and their parts)."""
-        return self._parts.documents.topics(self._tenant, self._access.owner(owner))
+        return self._parts.documents.topics(self._stores, self._access.owner(owner))
 
     def topic(self, id_: str) -> TopicDetail:
         """One topic with its member documents and subtopics."""
         if self._access.owners is not None:
-            self._access.found(self._parts.documents.topic_owner(self._tenant, id_), "topic",
+            self._access.found(self._parts.documents.topic_owner(self._stores, id_), "topic",
                                id_)
-        return self._parts.documents.topic(self._tenant, id_)
+        return self._parts.documents.topic(self._stores, id_)
 
     def restore(self, records: Sequence[ExportRecord]) -> tuple[int, int]:
         """Store again the document versions of an export as they were recorded, then build
@@ -414,18 +414,18 @@ class Documents(_Bound):
         for i, r in enumerate(records):
             if r.kind == "document":
                 self._access.owner(str(r.properties.get("owner")), f"records[{i}].owner")
-        return self._parts.documents.restore(self._tenant, documents_of(records))
+        return self._parts.documents.restore(self._stores, documents_of(records))
 
     def build_topics(self, owner: str) -> dict[str, object]:
         """Build ``owner``'s topic tree now (the background job does it after each change)."""
         self._access.write("building topics")
-        return self._parts.documents.build_topics(self._tenant, self._access.owner(owner))
+        return self._parts.documents.build_topics(self._stores, self._access.owner(owner))
 
     def version_at(self, owner: str, key: str, as_of: datetime) -> DocumentDetail:
         """The version of ``owner``'s ``key`` valid at ``as_of``."""
-        id_ = self._parts.documents.version_at(self._tenant, self._access.owner(owner), key,
+        id_ = self._parts.documents.version_at(self._stores, self._access.owner(owner), key,
                                                 as_of)
-        return self._parts.documents.get(self._tenant, id_)
+        return self._parts.documents.get(self._stores, id_)
 
 
 class TenantMemory:

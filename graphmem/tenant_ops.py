@@ -37,11 +37,8 @@ from graphmem.models import (
 from graphmem.parts import CONTEXT_SKILLS, DEFAULT_METHOD, SKILL_CASES, Parts
 from graphmem.procedural.models import Skill, SkillSearch
 from graphmem.retrieval import Recipe, packing
-from graphmem.retrieval.search import Runtime, Stores, search
-from graphmem.store.episodes import EpisodeStore
+from graphmem.retrieval.search import Runtime, search
 from graphmem.store.export import ExportStore
-from graphmem.store.facts import FactStore
-from graphmem.store.tenant import TenantStore
 from graphmem.store.usage import UsageStore
 
 TOPIC_MEMBERS = 10_000
@@ -55,7 +52,8 @@ class TenantOps:
     def __init__(self, parts: Parts, tenant: str) -> None:
         self._parts = parts
         self.tenant = tenant
-        self.store = TenantStore(parts.store, tenant)
+        self.stores = parts.store.tenant_stores(tenant)
+        self.store = self.stores.messages
 
     # --- messages -----------------------------------------------------------------------------
     @metrics.observe_ingest
@@ -171,16 +169,14 @@ class TenantOps:
             asked = self._in_topic(recall.chunk_search(req), req.topic)
             found = ChunkResult(query=req.query, chunks=[]) if asked is None else (
                 docs if embedder is None else docs.with_embedder(embedder)).search(
-                self.tenant, asked, timings)
+                self.stores, asked, timings)
             return recall.search_result(req, found)
         parts = self._parts
         recipe = recipe or parts.recipe(req.method, req.preset)
         runtime = Runtime(embedder or parts.embedder, parts.search_pool, parts.sparse,
                           parts.decider(recipe) if req.method == "iterative" else None)
-        stores = Stores(self.store, FactStore(parts.store, self.tenant),
-                        EpisodeStore(parts.store, self.tenant))
         with tenant_scope(self.tenant):  # the decider's LLM calls are the tenant's
-            return search(stores, recipe, req, runtime, timings)
+            return search(self.stores, recipe, req, runtime, timings)
 
     # --- for agents: the context to put in a prompt, and answers from it ------------------------
     def context(self, req: ContextRequest) -> ContextResult:
@@ -203,7 +199,7 @@ class TenantOps:
         skill = None
         if "skill" in req.units:  # beside the unit searches
             skill = self._parts.units.submit(
-                self._parts.procedural.search, self.tenant, SkillSearch(
+                self._parts.procedural.search, self.stores, SkillSearch(
                     query=req.query, owner=req.owner, k=CONTEXT_SKILLS,
                     cases_per_skill=SKILL_CASES, as_of=req.as_of or now), memo)
 
@@ -218,7 +214,7 @@ class TenantOps:
                 as_of=req.as_of or now, method=recall.chunk_method(method)), req.topic)
             if asked is not None:
                 chunks = self._parts.units.submit(
-                    self._parts.documents.with_embedder(memo).search, self.tenant, asked)
+                    self._parts.documents.with_embedder(memo).search, self.stores, asked)
 
         def best_chunks() -> list[ChunkHit]:
             return chunks.result().chunks if chunks is not None else []
@@ -232,7 +228,7 @@ class TenantOps:
         if topic is None:
             return req
         try:  # one read: the topic with its members (and whose it is)
-            found = self._parts.documents.topic(self.tenant, topic, TOPIC_MEMBERS)
+            found = self._parts.documents.topic(self.stores, topic, TOPIC_MEMBERS)
         except NotFound:
             found = None
         if found is None or found.topic.owner != req.owner:

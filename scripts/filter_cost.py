@@ -56,7 +56,7 @@ def main() -> None:
             for i in range(0, len(msgs), 200):
                 tm.messages.ingest(msgs[i:i + 200])
             for session in sorted({m.session_id for m in msgs}):
-                mem.former.form(tenant, msgs[0].owner, session)
+                mem.former.form(mem.stores(tenant), msgs[0].owner, session)
         rng = random.Random(7)
         questions = [(c.messages[0].owner, q.question) for c in convs for q in c.questions
                      if q.category in (1, 2, 3, 4)]

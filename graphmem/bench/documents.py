@@ -36,6 +36,7 @@ from graphmem.documents.service import Documents
 from graphmem.embeddings import query_vectors
 from graphmem.retrieval.context import estimate_tokens
 from graphmem.service import Memory
+from graphmem.store import TenantStores
 
 METHODS = ("vector", "fulltext", "rrf")
 DEFAULT_METHOD = "rrf"
@@ -205,14 +206,14 @@ def _timed(search: Callable[[str], list[tuple[int, int, int]]], ds: Dataset,
 
 
 # --- graphmem ------------------------------------------------------------------------------
-def ingest(docs: Documents, tenant: str, ds: Dataset) -> tuple[dict[str, Any], list[str]]:
+def ingest(docs: Documents, stores: TenantStores, ds: Dataset) -> tuple[dict[str, Any], list[str]]:
     """Each article as one document; returns the throughput and the versions' ids."""
     ids: list[str] = []
     chunks = 0
     timings: dict[str, float] = {}
     t = time.perf_counter()
     for d, (title, text) in enumerate(zip(ds.titles, ds.texts, strict=True)):
-        wrote = docs.ingest(tenant, DocumentIn(owner=owner_of(ds.name), key=f"{ds.name}/{d}",
+        wrote = docs.ingest(stores, DocumentIn(owner=owner_of(ds.name), key=f"{ds.name}/{d}",
                                                title=title,
                                                content=text), timings=timings)
         ids.append(wrote.id)
@@ -248,13 +249,13 @@ def parse_method(method: str) -> tuple[str, float | None, float, float]:
     return base, float(weight) if weight else None, lists["topic"], lists["tree"]
 
 
-def graphmem_search(docs: Documents, tenant: str, method: str, owner: str,
+def graphmem_search(docs: Documents, stores: TenantStores, method: str, owner: str,
                     neighbours: int = 0) -> Callable[[str], list[tuple[int, int, int]]]:
     """A method's search (`parse_method`)."""
     base, weight, topic, tree = parse_method(method)
 
     def search(query: str) -> list[tuple[int, int, int]]:
-        found = docs.search(tenant, ChunkSearch(owner=owner, query=query, k=SEARCH_K,
+        found = docs.search(stores, ChunkSearch(owner=owner, query=query, k=SEARCH_K,
                                                 method=base,  # type: ignore[arg-type]
                                                 neighbours=neighbours),
                             fulltext_weight=weight, topic_weight=topic, tree_weight=tree)
@@ -263,29 +264,29 @@ def graphmem_search(docs: Documents, tenant: str, method: str, owner: str,
     return search
 
 
-def run_dataset(mem: Memory, docs: Documents, tenant: str, path: Path,
+def run_dataset(mem: Memory, docs: Documents, stores: TenantStores, path: Path,
                 limit: int | None = None, methods: Sequence[str] = METHODS,
                 peer: str | None = None) -> dict[str, Any]:
     ds = load(path)
     _log(f"{ds.name}: {len(ds.texts)} documents, {len(ds.questions)} questions, "
          f"{len(ds.passages)} paragraphs")
-    throughput, _ = ingest(docs, tenant, ds)
+    throughput, _ = ingest(docs, stores, ds)
     _log(f"  ingest: {throughput['chars_per_s']:.0f} chars/s, {throughput['chunks']} chunks "
          f"(parse {throughput['parse_s']:.1f} s, embed {throughput['embed_s']:.1f} s, "
          f"write {throughput['write_s']:.1f} s)")
     t = time.perf_counter()
-    tree = docs.build_topics(tenant, owner_of(ds.name))
+    tree = docs.build_topics(stores, owner_of(ds.name))
     throughput["topics_s"] = time.perf_counter() - t
     throughput["topics"] = tree["topics"]
     _log(f"  topic tree: {tree['topics']} topics in {throughput['topics_s']:.1f} s")
-    search = graphmem_search(docs, tenant, DEFAULT_METHOD, owner_of(ds.name))
+    search = graphmem_search(docs, stores, DEFAULT_METHOD, owner_of(ds.name))
     for q in ds.questions[:20]:  # warm-up: query plans, the model
         search(q.text)
     out: dict[str, Any] = {"documents": len(ds.texts),
                            "questions": len(ds.questions[:limit]), "methods": {},
                            "baselines": {}, "peer": {}, "ingest": throughput}
     for method in methods:
-        out["methods"][method] = _timed(graphmem_search(docs, tenant, method,
+        out["methods"][method] = _timed(graphmem_search(docs, stores, method,
                                                         owner_of(ds.name)), ds, limit)
         _log(f"  {method}: {_brief(out['methods'][method])}")
     for name in ("bm25", "dense"):
@@ -328,7 +329,7 @@ def mem0(ds: Dataset, chunks: Sequence[tuple[int, int, int]], settings: Settings
     return search
 
 
-def topic_quality(docs: Documents, tenant: str, path: Path) -> dict[str, Any]:
+def topic_quality(docs: Documents, stores: TenantStores, path: Path) -> dict[str, Any]:
     """Each paragraph of a SQuAD-format file stored as a separate untitled note; the owner's
     topic tree built once; NMI and ARI of the top-level categories against the source
     articles, the tree's depth and sizes, and the build time."""
@@ -341,15 +342,15 @@ def topic_quality(docs: Documents, tenant: str, path: Path) -> dict[str, Any]:
     source: dict[str, int] = {}
     for a, article in enumerate(data):
         for p, paragraph in enumerate(article["paragraphs"]):
-            wrote = docs.ingest(tenant, DocumentIn(owner=owner, key=f"{a}/{p}",
+            wrote = docs.ingest(stores, DocumentIn(owner=owner, key=f"{a}/{p}",
                                                    content=paragraph["context"]))
             source[wrote.id] = a
     t = time.perf_counter()
-    built = docs.build_topics(tenant, owner)
+    built = docs.build_topics(stores, owner)
     seconds = time.perf_counter() - t
-    topics = docs.topics(tenant, owner)
+    topics = docs.topics(stores, owner)
     category = {m.id: n for n, tp in enumerate(t for t in topics if t.level == 1)
-                for m in docs.topic(tenant, tp.id, limit=100_000).members}
+                for m in docs.topic(stores, tp.id, limit=100_000).members}
     ids = sorted(source)
     truth = [source[i] for i in ids]
     found = [category.get(i, -1) for i in ids]
@@ -375,19 +376,19 @@ def run(settings: Settings, data: Sequence[Path], json_out: Path | None,
     """Every file's retrieval figures; with ``topics`` (a SQuAD-format file), the topic tree's
     quality on its paragraphs as notes."""
     mem = Memory.open(settings)
-    docs = Documents(settings.model_copy(update={"document_inline_chunks": 10_000}), mem.store,
+    docs = Documents(settings.model_copy(update={"document_inline_chunks": 10_000}),
                      mem.embedder, mem.search_pool, headers=headers)
     tenant = f"bench-docs-{secrets.token_hex(4)}"
     out: dict[str, Any] = {"default_method": DEFAULT_METHOD, "embedder": mem.embedder.name,
                            "datasets": {}}
     try:
         for path in data:
-            out["datasets"][path.stem] = run_dataset(mem, docs, tenant, path, limit,
+            out["datasets"][path.stem] = run_dataset(mem, docs, mem.stores(tenant), path, limit,
                                                      methods, peer=peer)
             if json_out is not None:  # after each file: a long run keeps what it measured
                 json_out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
         if topics is not None:
-            out["topics"] = topic_quality(docs, tenant, topics)
+            out["topics"] = topic_quality(docs, mem.stores(tenant), topics)
             _log(f"topics: NMI {out['topics']['nmi']:.3f} ARI {out['topics']['ari']:.3f}, "
                  f"{out['topics']['top_level']} categories, build {out['topics']['build_s']:.1f} s")
     finally:

@@ -26,7 +26,7 @@ def form_all(mem: Memory, tenant: str, convs: Sequence[locomo.Conversation]) -> 
     sessions = episodes = 0
     for c in convs:
         for sid in dict.fromkeys(m.session_id for m in c.messages):
-            report = mem.former.form(tenant, c.messages[0].owner, sid)
+            report = mem.former.form(mem.stores(tenant), c.messages[0].owner, sid)
             sessions += 1
             episodes += report.created
     seconds = time.perf_counter() - start

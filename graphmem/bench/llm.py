@@ -314,7 +314,7 @@ def compare_deciders(offline: list[dict[str, Any]], llm: list[dict[str, Any]]) -
 
 def form(mem: Memory, tenant: str, who: str, session_ids: Sequence[str]) -> int:
     """Form the sessions; the episodes created."""
-    return sum(mem.former.form(tenant, who, s).created for s in session_ids)
+    return sum(mem.former.form(mem.stores(tenant), who, s).created for s in session_ids)
 
 
 # --- the run --------------------------------------------------------------------------------
@@ -367,7 +367,7 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
         if first:
             plain.ops(base_tenant).ingest([MessageIn.model_validate(m.model_dump()) for m in first])
         for s in llm_ids:
-            plain.former.form(base_tenant, who, s)
+            plain.former.form(plain.stores(base_tenant), who, s)
         out["extraction"] = score_extraction(mem, tenant, who,
                                              gold_observations(item, llm_sessions))
         out["narratives"] = {

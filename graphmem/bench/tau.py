@@ -13,7 +13,8 @@ clusters and skills out, and skills retrieved for new requests (scoring: `tau_sc
 * retrieval: each held-out task's runs' first user messages are the queries; scored: the share
   of the task's ground-truth write actions among the steps of the top skill (k=1) and of the top
   three (k=3), the precision of the writes those skills recommend, and the ceiling (a perfect
-  choice of 1 or 3 skills among those formed).
+  choice of 1 or 3 skills among those formed); ``named``: the share of the task's writes its
+  request names and some skill formed makes.
 
 Two ways to hold tasks out:
 * ``--train FILE`` (transfer): skills are formed from the train file's runs only (``--train-tasks``
@@ -109,8 +110,8 @@ def ingest(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]])
 def form(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]]) -> float:
     start = time.perf_counter()
     for r in track(runs, "forming cases"):
-        mem.procedural.form_trace(tenant, run_id(owner, r), jobs=False)
-    mem.procedural.form_skills(tenant, owner)
+        mem.procedural.form_trace(mem.stores(tenant), run_id(owner, r), jobs=False)
+    mem.procedural.form_skills(mem.stores(tenant), owner)
     return time.perf_counter() - start
 
 
@@ -162,6 +163,7 @@ def queries(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]]
             p = score.precision(gold, found[:k])
             if p is not None:
                 exact[k].append(p)
+    out["named"] = score.mean([score.named(gold, first_user(r), every) for r in runs])
     out.update({f"recall_{k}": score.mean(recall[k]) for k in (1, K)})
     out.update({f"precision_{k}": exact[k] for k in (1, K)})
     out["recommended"] = top
@@ -185,6 +187,7 @@ def summary(per_task: dict[str, dict[str, Any]], skipped: int,
     ceiling = {str(k): sum(t["ceiling"][str(k)] * t["queries"] for t in per_task.values()) / n
                for k in (1, K)}
     return {"action_recall": {"1": weighted("recall_1"), str(K): weighted(f"recall_{K}")},
+            "named": weighted("named"),
             "precision": {str(k): score.mean(precise[k]) for k in (1, K)},
             "precision_queries": {str(k): len(precise[k]) for k in (1, K)},
             "ceiling": ceiling, "best_available": ceiling["1"],
@@ -298,5 +301,5 @@ def _report(out: dict[str, Any]) -> None:
     _log(f"action recall @1 {got['action_recall']['1']:.3f} @{K} {got['action_recall'][str(K)]:.3f}"
          f", precision @1 {got['precision']['1']:.3f} @{K} {got['precision'][str(K)]:.3f} over "
          f"{got['queries']} queries (ceiling @1 {got['ceiling']['1']:.3f} @{K} "
-         f"{got['ceiling'][str(K)]:.3f}); search p50 {got['latency_ms']['p50']:.1f} ms, p95 "
-         f"{got['latency_ms']['p95']:.1f}")
+         f"{got['ceiling'][str(K)]:.3f}; named by the request {got['named']:.3f}); search p50 "
+         f"{got['latency_ms']['p50']:.1f} ms, p95 {got['latency_ms']['p95']:.1f}")

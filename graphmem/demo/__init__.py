@@ -31,6 +31,6 @@ def load(mem: Memory, tenant: str) -> None:
     runs = TraceBatch.model_validate_json(TRACES.read_text(encoding="utf-8")).traces
     tm.traces.ingest(runs)
     for run in runs:  # formed now, so the skill is there at once (the jobs find it done)
-        mem.procedural.form_trace(tenant, run.id or "", jobs=False)
+        mem.procedural.form_trace(mem.stores(tenant), run.id or "", jobs=False)
     for owner in sorted({run.owner for run in runs}):
-        mem.procedural.form_skills(tenant, owner)
+        mem.procedural.form_skills(mem.stores(tenant), owner)

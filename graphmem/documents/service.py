@@ -39,7 +39,7 @@ from graphmem.errors import Conflict, NotFound, TooLarge
 from graphmem.lifecycle.restore import RestoredDocument, parsed_of
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import Fused, fuse
-from graphmem.store import Store
+from graphmem.store import TenantStores
 from graphmem.store.core import Row
 from graphmem.store.documents import DocumentStore
 from graphmem.store.times import from_epoch_us
@@ -87,17 +87,16 @@ def chunk_header(title: str | None, path: Sequence[str]) -> str:
 
 
 class Documents:
-    def __init__(self, settings: Settings, store: Store, embedder: Embedder,
+    """Documents and topics of one tenant at a time: every method works over that tenant's
+    stores."""
+
+    def __init__(self, settings: Settings, embedder: Embedder,
                  pool: Executor | None = None, headers: bool = True) -> None:
         self._settings = settings
-        self._store = store
         self._embedder = embedder
         self._pool = pool
         self.headers = headers
         """Chunks are embedded and indexed with their document's title and section path."""
-
-    def _docs(self, tenant: str) -> DocumentStore:
-        return DocumentStore(self._store, tenant)
 
     def count(self, texts: Sequence[str]) -> list[int]:
         return token_counts(self._embedder, texts)
@@ -120,7 +119,7 @@ class Documents:
                            actual=len(chunked.chunks))
         return chunked
 
-    def ingest(self, tenant: str, doc: DocumentIn, content: str | bytes | None = None,
+    def ingest(self, stores: TenantStores, doc: DocumentIn, content: str | bytes | None = None,
                by: str | None = None, timings: Timings | None = None, *,
                parsed: Parsed | None = None, now: datetime | None = None) -> DocumentWrite:
         """Store ``doc`` as a new version of its key (nothing, for the current content again):
@@ -153,7 +152,7 @@ class Documents:
         whole = hashlib.sha256(json.dumps(
             [doc.media_type, parsed.text, title, doc.source_url, metadata], sort_keys=True,
             default=str).encode()).hexdigest()[:32]
-        store = self._docs(tenant)
+        store = stores.documents
         reuse = store.reusable(doc.owner, doc.key, sorted({r["content_hash"] for r in rows}))
         todo = [r for r in rows if r["content_hash"] not in reuse]
         inline = len({r["content_hash"] for r in todo}) <= self._settings.document_inline_chunks
@@ -201,10 +200,10 @@ class Documents:
             state="embedding" if pending else "ready", sections=len(sections), chunks=len(rows),
             embedded_now=embedded, reused=sum(r["content_hash"] in reuse for r in rows), job=job)
 
-    def embed_pending(self, tenant: str, id_: str) -> dict[str, Any]:
+    def embed_pending(self, stores: TenantStores, id_: str) -> dict[str, Any]:
         """The background job: embed a version's chunks that have no embedding yet, a batch
         per transaction (each batch searchable once written). Idempotent."""
-        store = self._docs(tenant)
+        store = stores.documents
         done = 0
         state: str | None = "embedding"
         while True:
@@ -219,17 +218,18 @@ class Documents:
                 break
         if done == 0:
             state = store.set_embeddings(id_, [])
-        placed = self.place(tenant, id_) if state == "ready" else None
+        placed = self.place(stores, id_) if state == "ready" else None
         return {"document": id_, "embedded": done, "state": state, "placed": placed}
 
-    def restore(self, tenant: str, versions: Sequence[RestoredDocument]) -> tuple[int, int]:
+    def restore(self, stores: TenantStores,
+                versions: Sequence[RestoredDocument]) -> tuple[int, int]:
         """Store again the document versions of an export (`graphmem.lifecycle.restore`), each
         key's oldest first, with their text, sections, valid and recorded times and reasons: the
         same version ids, SUPERSEDES chains and ``as_of`` reads; their chunks made and embedded
         again. A version already stored (by id) is left as it is. Then each owner's topic tree
         is built again from its documents (a topic's id is a hash of its owner and members:
         the same members give the same ids). Returns (created, already there)."""
-        store = self._docs(tenant)
+        store = stores.documents
         there = set(store.existing(sorted({v.id for v in versions})))
         created = 0
         owners: set[str] = set()
@@ -245,7 +245,7 @@ class Documents:
                 owner=v.owner, key=v.key, title=v.title, source_url=v.source_url,
                 media_type=v.media_type, content="", metadata=v.metadata,
                 valid_from=v.valid_from, reason=v.reason)
-            written = self.ingest(tenant, doc, by=v.recorded_by, parsed=parsed_of(v),
+            written = self.ingest(stores, doc, by=v.recorded_by, parsed=parsed_of(v),
                                   now=v.recorded_at)
             if written.id != v.id:
                 raise Conflict(f"document {v.key!r} of {v.owner!r} has other versions here: "
@@ -254,11 +254,11 @@ class Documents:
             created += 1
             owners.add(v.owner)
         for owner in sorted(owners):
-            self.build_topics(tenant, owner)
+            self.build_topics(stores, owner)
         return created, len(versions) - created
 
     # --- search -------------------------------------------------------------------------------
-    def search(self, tenant: str, req: ChunkSearch, timings: Timings | None = None,
+    def search(self, stores: TenantStores, req: ChunkSearch, timings: Timings | None = None,
                fulltext_weight: float | None = None, topic_weight: float | None = None,
                tree_weight: float | None = None) -> ChunkResult:
         """Vector and fulltext lists over the owner's chunks valid at ``req.as_of``, fused by
@@ -268,7 +268,7 @@ class Documents:
         the candidates of the documents of the topic nearest the query (`ranking.topic_list`);
         ``tree_weight``, the collapsed-tree list over the candidates, their sections and the
         owner's topics (`ranking.collapsed_tree`)."""
-        store = self._docs(tenant)
+        store = stores.documents
         filters = {"t": req.as_of or datetime.now(UTC), "keys": req.documents,
                    "pairs": metadata_pairs(req.metadata) if req.metadata else None}
         n = max(CANDIDATES, 2 * req.k)
@@ -352,12 +352,12 @@ class Documents:
         return out
 
     # --- reads --------------------------------------------------------------------------------
-    def listing(self, tenant: str, owner: str, after: str = "", limit: int = 50,
+    def listing(self, stores: TenantStores, owner: str, after: str = "", limit: int = 50,
              history: bool = False) -> list[Document]:
-        return [_document(r) for r in self._docs(tenant).listing(owner, after, limit, history)]
+        return [_document(r) for r in stores.documents.listing(owner, after, limit, history)]
 
-    def get(self, tenant: str, id_: str, with_text: bool = False) -> DocumentDetail:
-        row = self._docs(tenant).get(id_)
+    def get(self, stores: TenantStores, id_: str, with_text: bool = False) -> DocumentDetail:
+        row = stores.documents.get(id_)
         if row is None:
             raise NotFound(f"no document {id_!r}")
         return DocumentDetail(
@@ -366,22 +366,22 @@ class Documents:
                               start=s["start"], end=s["end"]) for s in row["sections"]],
             text=row["d"]["text"] if with_text else None)
 
-    def version_at(self, tenant: str, owner: str, key: str, t: datetime) -> str:
-        found = self._docs(tenant).version_at(owner, key, t)
+    def version_at(self, stores: TenantStores, owner: str, key: str, t: datetime) -> str:
+        found = stores.documents.version_at(owner, key, t)
         if found is None:
             raise NotFound(f"no version of document {key!r} valid at {t.isoformat()}")
         return found
 
-    def owner_of(self, tenant: str, id_: str) -> str | None:
-        return self._docs(tenant).owner_of(id_)
+    def owner_of(self, stores: TenantStores, id_: str) -> str | None:
+        return stores.documents.owner_of(id_)
 
     # --- topics -------------------------------------------------------------------------------
-    def build_topics(self, tenant: str, owner: str) -> dict[str, Any]:
+    def build_topics(self, stores: TenantStores, owner: str) -> dict[str, Any]:
         """Build ``owner``'s topic tree again from the current documents (the background job
         ``build_topics``, enqueued by `place` once enough changed); topics whose members did
         not change keep their ids."""
         t = perf_counter()
-        store = self._docs(tenant)
+        store = stores.documents
         members = [Member(r["id"], np.mean(np.asarray(r["vectors"], dtype=np.float32), axis=0),
                           " ".join([r["title"] or "", *r["texts"]]), r["valid_from"])
                    for r in store.topic_inputs(owner, TOPIC_CHUNKS)]
@@ -393,7 +393,7 @@ class Documents:
         return {"owner": owner, "documents": len(members), "topics": row["topics"],
                 "kept": row["kept"], "seconds": perf_counter() - t}
 
-    def place(self, tenant: str, id_: str) -> dict[str, Any]:
+    def place(self, stores: TenantStores, id_: str) -> dict[str, Any]:
         """The background job ``place_document``, enqueued with every new version: the version
         joins the owner's category whose centroid is nearest its vector (the mean of its first
         chunks' embeddings, as a build reads it) and the nearest part of that category, if it
@@ -402,7 +402,7 @@ class Documents:
         the versions stored since the last build reach ``topic_rebuild_fraction`` of its
         current documents. A version not yet embedded is placed when its embedding job ends;
         one placed already, or superseded meanwhile, is left alone. Idempotent."""
-        store = self._docs(tenant)
+        store = stores.documents
         row = store.place_inputs(id_, TOPIC_CHUNKS)
         out: dict[str, Any] = {"document": id_, "placed": [], "rebuild": False}
         if row is None or not row["current"] or row["placed"]:
@@ -423,19 +423,19 @@ class Documents:
             out["rebuild"] = True
         return {**out, "changed": row["changed"], "documents": row["documents"]}
 
-    def topics(self, tenant: str, owner: str) -> list[Topic]:
-        return [Topic.model_validate(r) for r in self._docs(tenant).topics(owner)]
+    def topics(self, stores: TenantStores, owner: str) -> list[Topic]:
+        return [Topic.model_validate(r) for r in stores.documents.topics(owner)]
 
-    def topic(self, tenant: str, id_: str, limit: int = 100) -> TopicDetail:
-        row = self._docs(tenant).topic(id_, limit)
+    def topic(self, stores: TenantStores, id_: str, limit: int = 100) -> TopicDetail:
+        row = stores.documents.topic(id_, limit)
         if row is None:
             raise NotFound(f"no topic {id_!r}")
         return TopicDetail(topic=Topic.model_validate(row["t"]),
                            members=[TopicMember.model_validate(m) for m in row["members"]],
                            children=row["children"])
 
-    def topic_owner(self, tenant: str, id_: str) -> str | None:
-        return self._docs(tenant).topic_owner(id_)
+    def topic_owner(self, stores: TenantStores, id_: str) -> str | None:
+        return stores.documents.topic_owner(id_)
 
     def with_embedder(self, embedder: Embedder) -> Documents:
         """The same service embedding with ``embedder`` (a request's `QueryMemo`, so the query

@@ -15,8 +15,8 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.facts.linker import normalise
 from graphmem.facts.models import Fact, FactHistory, FactWrite, ObservationIn, ProfileOp
 from graphmem.facts.restore import RESTORE_BATCH, RestoredFact, facts_of, restore_batches
-from graphmem.store import Store
-from graphmem.store.facts import FactItem, FactStore
+from graphmem.store import TenantStores
+from graphmem.store.facts import FactItem
 
 if TYPE_CHECKING:
     from graphmem.lifecycle.export import ExportRecord
@@ -39,22 +39,20 @@ class _Sources:
 
 
 class Facts:
-    def __init__(self, settings: Settings, store: Store, embedder: Embedder) -> None:
+    """Facts of one tenant at a time: every method works over that tenant's stores."""
+
+    def __init__(self, settings: Settings, embedder: Embedder) -> None:
         self._settings = settings
-        self._store = store
         self._embedder = embedder
 
-    def _facts(self, tenant: str) -> FactStore:
-        return FactStore(self._store, tenant)
-
     # --- writing ------------------------------------------------------------------------------
-    def observe(self, tenant: str, observations: Sequence[ObservationIn],
+    def observe(self, stores: TenantStores, observations: Sequence[ObservationIn],
                 visible: frozenset[str] | None = None, by: str | None = None) -> list[FactWrite]:
         """Write observations through the Linker, one transaction; ``visible``: the owners whose
         messages and facts may be cited as sources (None: every owner's); ``by``: who records
         them (kept on each new version as ``recorded_by``)."""
         now = datetime.now(UTC)
-        known = self._sources(tenant, [o.sources for o in observations], visible)
+        known = self._sources(stores, [o.sources for o in observations], visible)
         items = []
         for i, o in enumerate(observations):
             where = f"observations[{i}]"
@@ -65,37 +63,37 @@ class Facts:
             cardinality = o.cardinality or self._settings.fact_types.get(
                 o.type, self._settings.default_cardinality)
             items.append(self._item(
-                tenant, where, "observation", o.owner, o.subject, o.type, o.content, o.valid_from,
+                where, "observation", o.owner, o.subject, o.type, o.content, o.valid_from,
                 o.valid_to, o.sources, known, o.reason, now, cardinality, declared,
                 {"explicit": o.explicit, "confidence": o.confidence, "deleted": False,
                  "recorded_by": by},
                 given_id=o.id,
             ))
-        return self._write(tenant, items, now)
+        return self._write(stores, items, now)
 
-    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp],
+    def profile_ops(self, stores: TenantStores, ops: Sequence[ProfileOp],
                     visible: frozenset[str] | None = None,
                     by: str | None = None) -> list[FactWrite]:
         """Apply profile operations; ``visible`` and ``by`` as for `observe`."""
         now = datetime.now(UTC)
-        known = self._sources(tenant, [op.sources for op in ops], visible)
+        known = self._sources(stores, [op.sources for op in ops], visible)
         items = []
         for i, op in enumerate(ops):
             if op.op == "NOOP":
                 continue
             value = None if op.op == "DELETE" else op.value
             items.append(self._item(
-                tenant, f"ops[{i}]", "profile", op.owner, op.owner, op.key, value, op.valid_from,
+                f"ops[{i}]", "profile", op.owner, op.owner, op.key, value, op.valid_from,
                 None, op.sources, known, op.reason or f"profile {op.op}", now, "single", False,
                 {"explicit": op.explicit, "confidence": None, "deleted": value is None,
                  "recorded_by": by},
             ))
-        written = iter(self._write(tenant, items, now))
+        written = iter(self._write(stores, items, now))
         return [next(written) if op.op != "NOOP" else FactWrite(id="", action="noop")
                 for op in ops]
 
     def _item(
-        self, tenant: str, where: str, kind: Kind, owner: str, subject: str, type_: str,
+        self, where: str, kind: Kind, owner: str, subject: str, type_: str,
         content: str | None, valid_from: datetime | None, valid_to: datetime | None,
         sources: list[str], known: _Sources, reason: str | None, now: datetime, cardinality: str,
         declared: bool, props: dict[str, Any], given_id: str | None = None,
@@ -119,7 +117,7 @@ class Facts:
             props={**props, "search_text": text}, id_given=given_id is not None,
         )
 
-    def _sources(self, tenant: str, groups: Sequence[Sequence[str]],
+    def _sources(self, stores: TenantStores, groups: Sequence[Sequence[str]],
                  visible: frozenset[str] | None) -> _Sources:
         """One look-up for a whole request: which source ids are unknown (or of owners not
         ``visible``), and the timestamps of the messages among them (the default valid_from is
@@ -127,25 +125,25 @@ class Facts:
         ids = list(dict.fromkeys(s for group in groups for s in group))
         if not ids:
             return _Sources(set(), {})
-        rows = self._store.tenant(tenant).get_messages(ids)
-        return _Sources(set(self._facts(tenant).missing_sources(ids, visible)),
+        rows = stores.messages.get_messages(ids)
+        return _Sources(set(stores.facts.missing_sources(ids, visible)),
                         {r["id"]: r["timestamp"] for r in rows})
 
-    def _write(self, tenant: str, items: list[FactItem], now: datetime) -> list[FactWrite]:
+    def _write(self, stores: TenantStores, items: list[FactItem], now: datetime) -> list[FactWrite]:
         texts = [i.props["search_text"] for i in items if i.props["search_text"] is not None]
         vectors = iter(self._embedder.embed(texts))
         for item in items:
             if item.props["search_text"] is not None:
                 item.props["embedding"] = next(vectors)
-        rows = self._facts(tenant).write(items, now, uuid.uuid4().hex)
+        rows = stores.facts.write(items, now, uuid.uuid4().hex)
         return [FactWrite(**row) for row in rows]
 
-    def restore(self, tenant: str, records: Sequence[ExportRecord]) -> tuple[int, int]:
+    def restore(self, stores: TenantStores, records: Sequence[ExportRecord]) -> tuple[int, int]:
         """Store again the fact versions of an export (`graphmem.facts.restore`: times, sources
         and revisions as recorded; the Linker does not run), in transactions of whole chains
         (`RESTORE_BATCH` versions or one chain); a type stored with the other cardinality is a
         Conflict before anything is written. Returns (created, already there)."""
-        store = self._facts(tenant)
+        store = stores.facts
         facts = facts_of(records)
         store.check_types(facts)
         created: list[RestoredFact] = []
@@ -166,18 +164,18 @@ class Facts:
 
     # --- reading ------------------------------------------------------------------------------
     def query(
-        self, tenant: str, kind: Kind, owner: str, subject: str | None = None,
+        self, stores: TenantStores, kind: Kind, owner: str, subject: str | None = None,
         type_: str | None = None, as_of: datetime | None = None,
         known_at: datetime | None = None, include_history: bool = False,
     ) -> list[Fact]:
-        rows = self._facts(tenant).query(
+        rows = stores.facts.query(
             kind=kind, owner=owner, subject=subject, type=type_, as_of=as_of, known_at=known_at,
             now=datetime.now(UTC), include_history=include_history,
         )
         return [Fact(**r["f"], valid_to=r["valid_to"], sources=r["sources"]) for r in rows]
 
-    def history(self, tenant: str, id_: str) -> FactHistory:
-        row = self._facts(tenant).history(id_)
+    def history(self, stores: TenantStores, id_: str) -> FactHistory:
+        row = stores.facts.history(id_)
         if row is None:
             raise NotFound(f"no fact {id_!r}")
         return FactHistory.model_validate(row)

@@ -47,6 +47,7 @@ from graphmem.formation.prompts_extract import MessageLike as MessageLike
 from graphmem.formation.prompts_extract import aliases, extract_messages
 from graphmem.llm import LLMClient
 from graphmem.llm.usage import DROP_REASONS
+from graphmem.store.bundle import TenantStores
 
 OPERATION = "extract_facts"
 MIN_SUPPORT = 0.25
@@ -149,10 +150,10 @@ EXTRACTED_BY = "extraction"
 class FactsWriter(Protocol):
     """The part of `graphmem.facts.service.Facts` that `apply` uses."""
 
-    def observe(self, tenant: str, observations: Sequence[ObservationIn],
+    def observe(self, stores: TenantStores, observations: Sequence[ObservationIn],
                 visible: frozenset[str] | None = None,
                 by: str | None = None) -> list[FactWrite]: ...
-    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp],
+    def profile_ops(self, stores: TenantStores, ops: Sequence[ProfileOp],
                     visible: frozenset[str] | None = None,
                     by: str | None = None) -> list[FactWrite]: ...
 
@@ -315,14 +316,14 @@ def _unit(v: Sequence[float]) -> list[float]:
 
 
 def apply(
-    facts: FactsWriter, tenant: str, owner: str, messages: Sequence[MessageLike],
+    facts: FactsWriter, stores: TenantStores, owner: str, messages: Sequence[MessageLike],
     extraction: Extraction, embed: Embed | None = None,
 ) -> ExtractionReport:
     """Check ``extraction`` (`to_writes`, grounded with ``embed`` when given) and write it
     through the Linker."""
     observations, ops, report = to_writes(extraction, owner, messages, embed)
     if observations:
-        report.fact_writes = facts.observe(tenant, observations, by=EXTRACTED_BY)
+        report.fact_writes = facts.observe(stores, observations, by=EXTRACTED_BY)
     if ops:
-        report.profile_writes = facts.profile_ops(tenant, ops, by=EXTRACTED_BY)
+        report.profile_writes = facts.profile_ops(stores, ops, by=EXTRACTED_BY)
     return report

@@ -32,8 +32,7 @@ from graphmem.formation.sparse import give_pieces
 from graphmem.formation.windows import WindowTurn, plan_windows
 from graphmem.llm.client import LLMClient
 from graphmem.llm.usage import tenant_scope, tenant_sink
-from graphmem.store import Store
-from graphmem.store.episodes import EpisodeStore
+from graphmem.store import Store, TenantStores
 from graphmem.store.usage import UsageStore
 from graphmem.store.windows import WindowStore
 
@@ -77,7 +76,7 @@ class Former:
     def __init__(self, store: Store, embedder: Embedder, finder: BoundaryFinder | None = None,
                  narrator: Narrator | None = None, llm: LLMClient | None = None,
                  facts: Facts | None = None, sparse: SparseEncoder | None = None) -> None:
-        self._store = store
+        self._usage = UsageStore(store)
         self.sparse = sparse
         self._embedder = embedder
         self.finder = finder or HeuristicFinder()
@@ -97,28 +96,26 @@ class Former:
         return cls(store, embedder, LLMFinder(client), LLMNarrator(client), client, facts,
                    sparse)
 
-    def form(self, tenant: str, owner: str, session_id: str) -> FormationReport:
+    def form(self, stores: TenantStores, owner: str, session_id: str) -> FormationReport:
         """Form (or extend) the session's episodes and extract facts from the new ones; LLM
         calls made here are the tenant's (usage accounting)."""
-        with tenant_scope(tenant):
-            episodes = EpisodeStore(self._store, tenant)
-            rows = episodes.session_turns(owner, session_id)
-            report = self._form(episodes, tenant, owner, session_id, rows)
-            return replace(report, windows=self._windows(tenant, owner, session_id, rows),
-                           sparse=self._sparse(tenant, owner, session_id))
+        with tenant_scope(stores.tenant):
+            rows = stores.episodes.session_turns(owner, session_id)
+            report = self._form(stores, owner, session_id, rows)
+            return replace(report, windows=self._windows(stores.windows, owner, session_id, rows),
+                           sparse=self._sparse(stores, owner, session_id))
 
-    def _sparse(self, tenant: str, owner: str, session_id: str) -> int:
+    def _sparse(self, stores: TenantStores, owner: str, session_id: str) -> int:
         """With a sparse model: the session's messages lacking its word pieces get them."""
         if self.sparse is None:
             return 0
-        return give_pieces(self._store, self.sparse, tenant, owner, session_id)
+        return give_pieces(stores.sparse, self.sparse, owner, session_id)
 
-    def _windows(self, tenant: str, owner: str, session_id: str,
+    def _windows(self, store: WindowStore, owner: str, session_id: str,
                  rows: list[dict[str, Any]]) -> int:
         """Bring the session's turn windows up to date with ``rows`` (its turns in chain order):
         embed and create the missing ones, delete the stale ones. Returns how many were created
         (0 when a message arrived meanwhile: its own job rebuilds)."""
-        store = WindowStore(self._store, tenant)
         turns = [WindowTurn(r["id"], r["speaker"], r["text"], r["timestamp"]) for r in rows]
         wanted = plan_windows(owner, session_id, turns)
         have = store.session_ids(owner, session_id)
@@ -131,15 +128,16 @@ class Former:
                              datetime.now(UTC))
         return 0 if done is None else len(fresh)
 
-    def _form(self, episodes: EpisodeStore, tenant: str, owner: str, session_id: str,
+    def _form(self, stores: TenantStores, owner: str, session_id: str,
               rows: list[dict[str, Any]]) -> FormationReport:
+        episodes = stores.episodes
         owner_of = {r["id"]: r["episode"] for r in rows}
         compared = episodes.turn_vectors(_compared(rows))
         turns = [Turn(r["id"], r["speaker"], r["text"], r["timestamp"],
                       mean(compared.get(r["id"], []))) for r in rows]
         plans = self._plan(owner, session_id, turns, owner_of)
         if not plans:
-            done = self._extract(episodes, tenant, owner, session_id)
+            done = self._extract(stores, owner, session_id)
             return FormationReport(owner, session_id, 0, 0, 0, extraction=done)
         texts = [f"{d.title}\n{d.narrative}"[:EMBED_CHARS] for _, d in plans]
         vectors = self._embedder.embed(texts)
@@ -147,14 +145,14 @@ class Former:
                    "props": _props(owner, session_id, d, text, vector)}
                   for (id_, d), text, vector in zip(plans, texts, vectors, strict=True)]
         skipped = episodes.write(owner, session_id, writes, datetime.now(UTC))
-        done = self._extract(episodes, tenant, owner, session_id)
+        done = self._extract(stores, owner, session_id)
         written = [(id_, d) for id_, d in plans if id_ not in skipped]
         extended = sum(1 for id_, _ in written if id_ in owner_of.values())
         fresh = sum(1 for _, d in written for t in d.turn_ids if owner_of[t] is None)
         return FormationReport(owner, session_id, len(written) - extended, extended, fresh,
                                extraction=done, skipped=skipped)
 
-    def _extract(self, episodes: EpisodeStore, tenant: str, owner: str,
+    def _extract(self, stores: TenantStores, owner: str,
                  session_id: str) -> list[dict[str, Any]]:
         """LLM path: extract facts from every episode of the session not extracted yet (new,
         extended, or left over by a failed run: a failure raises, and the job retries). Each
@@ -163,15 +161,16 @@ class Former:
         if self._llm is None or self._facts is None:
             return []
         done: list[dict[str, Any]] = []
-        profile = {f.type: f.content or "" for f in self._facts.query(tenant, "profile", owner)}
+        profile = {f.type: f.content or "" for f in self._facts.query(stores, "profile", owner)}
+        episodes = stores.episodes
         for row in episodes.unextracted(owner, session_id):
             stretch = [Turn(m["id"], m["speaker"], m["text"], m["timestamp"])
                        for m in row["messages"]]
             found = extract.extract(self._llm, owner, stretch, profile)
-            summary = extract.apply(self._facts, tenant, owner, stretch, found,
+            summary = extract.apply(self._facts, stores, owner, stretch, found,
                                     self._embedder.embed).summary()
             episodes.mark_extracted(row["id"], self._llm.model, datetime.now(UTC), summary)
-            UsageStore(self._store).record_extraction(tenant, extract.OPERATION,
+            self._usage.record_extraction(stores.tenant, extract.OPERATION,
                                                       self._llm.model, summary)
             metrics.record_extraction(summary)
             done.append({"episode": row["id"], **summary})
@@ -225,8 +224,8 @@ def _props(owner: str, session_id: str, d: Draft, text: str, vector: list[float]
     }
 
 
-def form_session(former: Former, job: Any) -> dict[str, Any]:
+def form_session(former: Former, stores: TenantStores, job: Any) -> dict[str, Any]:
     """Job handler for kind ``form_session`` (payload: owner, session_id), given the worker's
-    `Former`; its report is the job's result."""
+    `Former` and the stores of the job's tenant; its report is the job's result."""
     payload = job.payload
-    return asdict(former.form(job.tenant, payload["owner"], payload["session_id"]))
+    return asdict(former.form(stores, payload["owner"], payload["session_id"]))

@@ -15,11 +15,10 @@ BATCH = 256
 """Messages encoded (and written in one transaction) at a time."""
 
 
-def give_pieces(store: Store, encoder: SparseEncoder, tenant: str, owner: str,
+def give_pieces(sparse: SparseStore, encoder: SparseEncoder, owner: str,
                 session_id: str | None = None, batch: int = BATCH) -> int:
     """Encode and store the pieces of the owner's messages (of one session, or all) that lack
     them; returns how many messages took them."""
-    sparse = SparseStore(store, tenant)
     done = 0
     while rows := sparse.pending(owner, encoder.name, batch, session_id):
         pieces = encoder.encode([r["text"] or "" for r in rows], DOC_TOP)
@@ -37,7 +36,7 @@ def backfill(store: Store, encoder: SparseEncoder, batch: int = BATCH,
     done = 0
     while pairs := pending_owners(store, encoder.name, 100):
         for tenant, owner in pairs:
-            done += give_pieces(store, encoder, tenant, owner, None, batch)
+            done += give_pieces(SparseStore(store, tenant), encoder, owner, None, batch)
             if progress is not None:
                 progress(done)
     return done

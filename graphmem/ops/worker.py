@@ -28,6 +28,7 @@ from graphmem.jobs import FORM_SESSION, Job, JobQueue, PermanentJobError, descri
 from graphmem.procedural import jobs as procedural_jobs
 from graphmem.procedural.service import Procedural
 from graphmem.service import Memory
+from graphmem.store import Store, TenantStores
 from graphmem.store.documents import BUILD_TOPICS, EMBED_DOCUMENT, PLACE_DOCUMENT
 from graphmem.store.procedural import FORM_SKILLS, FORM_TRACE
 
@@ -37,16 +38,22 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class JobContext:
-    """What a job handler may use: the services that form derived memory, not the whole
-    `Memory` (a handler cannot reach the API's door, the pools or another tenant's facade)."""
+    """What a job handler may use: the services that form derived memory and the stores of its
+    job's tenant, not the whole `Memory` (a handler cannot reach the API's door, the pools or
+    another tenant's stores)."""
 
     former: Former
     procedural: Procedural
     documents: Documents
+    store: Store
 
     @classmethod
     def of(cls, memory: Memory) -> JobContext:
-        return cls(memory.former, memory.procedural, memory.documents)
+        return cls(memory.former, memory.procedural, memory.documents, memory.store)
+
+    def stores(self, job: Job) -> TenantStores:
+        """The stores of ``job``'s tenant."""
+        return self.store.tenant_stores(job.tenant)
 
 
 Handler = Callable[[JobContext, Job], Mapping[str, Any] | None]
@@ -69,37 +76,37 @@ def form_session(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
         raise FormationNotInstalled(
             "formation not installed: no module graphmem.formation.run; rerun this job once "
             "it is") from exc
-    result: Mapping[str, Any] | None = module.form_session(ctx.former, job)
+    result: Mapping[str, Any] | None = module.form_session(ctx.former, ctx.stores(job), job)
     return result
 
 
 def form_trace(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
     """``form_trace`` handler (`graphmem.procedural.jobs.form_trace`)."""
-    return procedural_jobs.form_trace(ctx.procedural, job)
+    return procedural_jobs.form_trace(ctx.procedural, ctx.stores(job), job)
 
 
 def form_skills(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
     """``form_skills`` handler (`graphmem.procedural.jobs.form_skills`)."""
-    return procedural_jobs.form_skills(ctx.procedural, job)
+    return procedural_jobs.form_skills(ctx.procedural, ctx.stores(job), job)
 
 
 def embed_document(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
     """``embed_document`` handler: embed a large document version's chunks
     (`graphmem.documents.service.Documents.embed_pending`)."""
-    return ctx.documents.embed_pending(job.tenant, job.payload["id"])
+    return ctx.documents.embed_pending(ctx.stores(job), job.payload["id"])
 
 
 def build_topics(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
     """``build_topics`` handler: an owner's topic tree built again
     (`graphmem.documents.service.Documents.build_topics`)."""
-    return ctx.documents.build_topics(job.tenant, job.payload["owner"])
+    return ctx.documents.build_topics(ctx.stores(job), job.payload["owner"])
 
 
 def place_document(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
     """``place_document`` handler: a new document version placed under its nearest topics,
     the tree built again once enough changed
     (`graphmem.documents.service.Documents.place`)."""
-    return ctx.documents.place(job.tenant, job.payload["id"])
+    return ctx.documents.place(ctx.stores(job), job.payload["id"])
 
 
 DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session, FORM_TRACE: form_trace,

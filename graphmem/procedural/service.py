@@ -38,8 +38,7 @@ from graphmem.procedural.recommend import action_match, named, render
 from graphmem.procedural.steps import content_hash, trace_id, trace_steps
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import rrf
-from graphmem.store import Store
-from graphmem.store.procedural import ProceduralStore
+from graphmem.store import Store, TenantStores
 from graphmem.store.usage import UsageStore
 
 OVERFETCH = 20
@@ -58,10 +57,12 @@ def _caption(kind: str, text: str, tool: str | None, keys: Sequence[str]) -> str
 
 
 class Procedural:
-    def __init__(self, settings: Settings, store: Store, embedder: Embedder,
+    """Runs, cases and skills of one tenant at a time: every method works over that tenant's
+    stores."""
+
+    def __init__(self, settings: Settings, embedder: Embedder,
                  llm: LLMClient | None = None, pool: Executor | None = None) -> None:
         self._settings = settings
-        self._store = store
         self._embedder = embedder
         self._pool = pool
         """Where a search runs its fulltext list beside the query's embedding and vector list
@@ -76,13 +77,10 @@ class Procedural:
         llm_settings = settings.llm()
         client = (LLMClient(llm_settings, sink=tenant_sink(UsageStore(store).record))
                   if llm_settings.enabled else None)
-        return cls(settings, store, embedder, client, pool)
-
-    def _p(self, tenant: str) -> ProceduralStore:
-        return ProceduralStore(self._store, tenant)
+        return cls(settings, embedder, client, pool)
 
     # --- writing ------------------------------------------------------------------------------
-    def ingest(self, tenant: str, traces: Sequence[TraceIn],
+    def ingest(self, stores: TenantStores, traces: Sequence[TraceIn],
                by: str | None = None) -> TraceReport:
         """Store traces (one transaction): a retried trace is stored once, the same id with other
         content is a 409, and bad input names its field; nothing partial is written. ``by``:
@@ -118,45 +116,46 @@ class Procedural:
             if total > MAX_STEPS_PER_REQUEST:
                 raise InvalidInput("traces", f"more than {MAX_STEPS_PER_REQUEST} steps in one "
                                    "request; send fewer traces at a time")
-        written = self._p(tenant).write_traces(
+        written = stores.procedural.write_traces(
             list(rows.values()), steps, datetime.now(UTC), uuid.uuid4().hex,
             self._settings.formation_jobs)
         created = sum(1 for w in written if w["created"])
         return TraceReport(ids=ids, created=created, duplicates=len(ids) - created)
 
-    def set_outcome(self, tenant: str, id_: str, body: OutcomeIn) -> OutcomeReport:
+    def set_outcome(self, stores: TenantStores, id_: str, body: OutcomeIn) -> OutcomeReport:
         """Record an outcome later; the trace's cases and the owner's skills form again."""
-        row = self._p(tenant).set_outcome(id_, body.model_dump(), datetime.now(UTC),
+        row = stores.procedural.set_outcome(id_, body.model_dump(), datetime.now(UTC),
                                           self._settings.formation_jobs)
         if row is None:
             raise NotFound(f"no trace {id_!r}")
         return OutcomeReport(id=row["id"], outcome=row["outcome"], previous=row["previous"])
 
     # --- formation (job handlers call these) --------------------------------------------------
-    def form_trace(self, tenant: str, id_: str, jobs: bool = True) -> int:
+    def form_trace(self, stores: TenantStores, id_: str, jobs: bool = True) -> int:
         """Form one trace's cases; how many (see `form_trace_report`)."""
-        return int(self.form_trace_report(tenant, id_, jobs)["cases"])
+        return int(self.form_trace_report(stores, id_, jobs)["cases"])
 
-    def form_trace_report(self, tenant: str, id_: str, jobs: bool = True) -> dict[str, Any]:
+    def form_trace_report(self, stores: TenantStores, id_: str,
+                          jobs: bool = True) -> dict[str, Any]:
         """Form one trace's cases: ``{"cases": n, "llm": {enabled, used, fallbacks}}``."""
-        with tenant_scope(tenant):
-            return formation.form_trace(self._p(tenant), self._embedder, id_, jobs, self.llm)
+        with tenant_scope(stores.tenant):
+            return formation.form_trace(stores.procedural, self._embedder, id_, jobs, self.llm)
 
-    def form_skills(self, tenant: str, owner: str, min_successes: int | None = None,
+    def form_skills(self, stores: TenantStores, owner: str, min_successes: int | None = None,
                     ) -> FormReport:
-        with tenant_scope(tenant):
-            return formation.form_skills(self._p(tenant), owner, min_successes or 1,
+        with tenant_scope(stores.tenant):
+            return formation.form_skills(stores.procedural, owner, min_successes or 1,
                                          client=self.llm)
 
     # --- reading ------------------------------------------------------------------------------
-    def search(self, tenant: str, req: SkillSearch,
+    def search(self, stores: TenantStores, req: SkillSearch,
                embedder: Embedder | None = None) -> SkillSearchResult:
         """Hybrid recall of skills or cases: vector and fulltext lists fused by RRF (the
         fulltext list beside the query's embedding, in the pool). ``embedder``: the model to
         embed the query with (default: this one's); a context request passes its `QueryMemo`,
         so the question is embedded once for every unit."""
         unit = "skill" if req.units == "skills" else "case"
-        p = self._p(tenant)
+        p = stores.procedural
         extra = {"t": req.as_of, "known": req.known_at} if unit == "skill" else {}
         depth = max(req.k, FUSE_DEPTH)
 
@@ -193,11 +192,11 @@ class Procedural:
                  if i in rows]
         return SkillSearchResult(query=req.query, units=req.units, cases=cases)
 
-    def skill(self, tenant: str, id_: str, limit: int = 50, as_of: datetime | None = None,
+    def skill(self, stores: TenantStores, id_: str, limit: int = 50, as_of: datetime | None = None,
               known_at: datetime | None = None) -> SkillDetail:
         """A skill version with its evidence; with ``as_of`` (valid time) and/or ``known_at``
         (recorded time), the version of its lineage valid then, as recorded then."""
-        p = self._p(tenant)
+        p = stores.procedural
         if as_of is not None or known_at is not None:
             found = p.skill_version_at(id_, as_of, known_at)
             if found is None:
@@ -210,15 +209,15 @@ class Procedural:
                            supporting=[_case(c) for c in row["supporting"]],
                            contradicting=[_case(c) for c in row["contradicting"]])
 
-    def history(self, tenant: str, id_: str) -> SkillHistory:
-        row = self._p(tenant).skill_history(id_)
+    def history(self, stores: TenantStores, id_: str) -> SkillHistory:
+        row = stores.procedural.skill_history(id_)
         if row is None:
             raise NotFound(f"no skill {id_!r}")
         return SkillHistory(skills=[_skill(s, []) for s in row["skills"]],
                             supersessions=row["supersessions"])
 
-    def case(self, tenant: str, id_: str) -> CaseDetail:
-        p = self._p(tenant)
+    def case(self, stores: TenantStores, id_: str) -> CaseDetail:
+        p = stores.procedural
         rows = p.get_cases([id_])
         found = p.case_steps(id_)
         if not rows or found is None:

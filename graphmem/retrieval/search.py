@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import pairwise, zip_longest
 from time import perf_counter
-from typing import Any
+from typing import Any, Protocol
 
 from graphmem.embedders.sparse import QUERY_TOP, SparseEncoder, query_text
 from graphmem.embeddings import Embedder, QueryMemo, query_vectors
@@ -85,13 +85,15 @@ def clock(timings: Timings | None) -> float:
     return perf_counter() if timings is not None else 0.0
 
 
-@dataclass(frozen=True)
-class Stores:
-    """The tenant's stores a search reads."""
+class Stores(Protocol):
+    """The tenant's stores a search reads (`graphmem.store.TenantStores` has them)."""
 
-    messages: TenantStore
-    facts: FactStore
-    episodes: EpisodeStore
+    @property
+    def messages(self) -> TenantStore: ...
+    @property
+    def facts(self) -> FactStore: ...
+    @property
+    def episodes(self) -> EpisodeStore: ...
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,13 @@
 """`Store`: the connection to one Neo4j database (`graphmem.store.connection`), its schema
-(`graphmem.store.schema`), and `Store.tenant(name)`, which hands out a `TenantStore` whose every
-query is bound to that tenant, so isolation never depends on a caller remembering a filter.
+(`graphmem.store.schema`), `Store.tenant(name)`, which hands out a `TenantStore` whose every
+query is bound to that tenant, so isolation never depends on a caller remembering a filter, and
+`Store.tenant_stores(name)`, every store of that tenant (`graphmem.store.bundle`).
 The store package is the only code that talks to Neo4j."""
 
 from __future__ import annotations
 
 from graphmem.store import schema
+from graphmem.store.bundle import TenantStores
 from graphmem.store.connection import (
     VECTOR_INDEXES,
     Connection,
@@ -18,8 +20,8 @@ from graphmem.store.connection import (
 )
 from graphmem.store.tenant import TenantStore
 
-__all__ = ["VECTOR_INDEXES", "Row", "SearchFailed", "Store", "index_quantized", "native", "rows",
-           "schema_statement"]
+__all__ = ["VECTOR_INDEXES", "Row", "SearchFailed", "Store", "TenantStores", "index_quantized",
+           "native", "rows", "schema_statement"]
 
 
 class Store(Connection):
@@ -39,3 +41,6 @@ class Store(Connection):
 
     def tenant(self, tenant: str) -> TenantStore:
         return TenantStore(self, tenant)
+
+    def tenant_stores(self, tenant: str) -> TenantStores:
+        return TenantStores.bind(self, tenant)

@@ -16,7 +16,7 @@ from graphmem.store.tenant import TenantBound, first_fetch, ranked_search
 from graphmem.store.times import epoch_times
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row
+    from graphmem.store.connection import Row
 
 EMBED_DOCUMENT = "embed_document"
 """The job kind that embeds a large document's chunks (payload: owner, id)."""

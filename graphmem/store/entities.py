@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem.store.tenant import TenantBound
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row
+    from graphmem.store.connection import Row
 
 
 class EntityStore(TenantBound):

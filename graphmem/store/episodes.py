@@ -17,7 +17,7 @@ from graphmem.store.tenant import TenantBound, ranked_search
 from graphmem.store.times import epoch_times
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row
+    from graphmem.store.connection import Row
 
 
 class EpisodeStore(TenantBound):

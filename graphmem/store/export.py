@@ -10,7 +10,7 @@ from graphmem.store.tenant import TenantBound
 
 if TYPE_CHECKING:
     from graphmem.lifecycle.export import ExportKind
-    from graphmem.store.core import Row
+    from graphmem.store.connection import Row
 
 
 class ExportStore(TenantBound):

@@ -12,13 +12,13 @@ from graphmem import cypher
 from graphmem.errors import Conflict, InvalidInput, in_use
 from graphmem.facts.linker import ChainFact, NewFact, Plan, plan
 from graphmem.facts.restore import RestoredFact
-from graphmem.store.core import native
+from graphmem.store.connection import native
 from graphmem.store.scope import scope_token
 from graphmem.store.tenant import TenantBound, ranked_search
 from graphmem.store.times import epoch_times
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row
+    from graphmem.store.connection import Row
 
 HISTORY_REASON = "placed into history: a later value was already recorded"
 

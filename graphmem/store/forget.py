@@ -18,7 +18,7 @@ from graphmem.store.procedural import form_skills_job
 from graphmem.store.tenant import Filters, TenantBound
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row
+    from graphmem.store.connection import Row
 
 MESSAGE_COUNTS = ("sentences", "windows", "episodes", "entities", "sessions")
 """What `message_delete` and `session_delete` count besides messages and facts."""

@@ -11,13 +11,13 @@ from neo4j import ManagedTransaction
 
 from graphmem import cypher
 from graphmem.errors import Conflict, in_use
-from graphmem.store.core import native
+from graphmem.store.connection import native
 from graphmem.store.jobs import NewJob, enqueue_tx
 from graphmem.store.scope import scope_token
 from graphmem.store.tenant import TenantBound, ranked_search
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row
+    from graphmem.store.connection import Row
 
 FORM_TRACE = "form_trace"
 FORM_SKILLS = "form_skills"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from graphmem.store.tenant import Filters, TenantBound, ranked_search
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row, Store
+    from graphmem.store.connection import Connection, Row
 
 
 class SparseStore(TenantBound):
@@ -34,7 +34,7 @@ class SparseStore(TenantBound):
         return ranked_search(self._run_plain, "queries/sparse/search", k, overfetch, params)[0]
 
 
-def pending_owners(store: Store, model: str, limit: int) -> list[tuple[str, str]]:
+def pending_owners(store: Connection, model: str, limit: int) -> list[tuple[str, str]]:
     """Up to ``limit`` (tenant, owner) pairs, of every tenant, with messages lacking pieces of
     ``model`` (an operator's backfill)."""
     return [(r["tenant"], r["owner"])

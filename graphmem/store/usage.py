@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from graphmem.llm.usage import DROP_REASONS, Usage
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row, Store
+    from graphmem.store.connection import Row
+    from graphmem.store.core import Store
 
 
 class UsageStore:

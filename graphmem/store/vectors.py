@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row, Store
+    from graphmem.store.connection import Row
+    from graphmem.store.core import Store
 
 PENDING = {"Sentence": "queries/reembed/sentences_pending",
            "Fact": "queries/reembed/facts_pending",

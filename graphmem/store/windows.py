@@ -13,7 +13,7 @@ from graphmem.store.scope import scope_token
 from graphmem.store.tenant import Filters, TenantBound, ranked_rows
 
 if TYPE_CHECKING:
-    from graphmem.store.core import Row
+    from graphmem.store.connection import Row
 
 
 class WindowStore(TenantBound):

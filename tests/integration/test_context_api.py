@@ -36,7 +36,7 @@ def alice(api: TestClient, memory: Memory) -> Iterator[str]:
     who = owner()
     body = {"messages": [msg(i, who, text=t) for i, t in enumerate(TURNS)]}
     assert api.post("/v1/messages", json=body, headers=auth()).status_code == 201
-    memory.former.form("tenant-a", who, "s1")
+    memory.former.form(memory.stores("tenant-a"), who, "s1")
     first = f"{who}-s1-0"
     for fact in (city(who, "lives in Lisbon", "2023-01-15T00:00:00Z", [first]),
                  city(who, "lives in Porto", "2023-06-01T00:00:00Z", [first])):

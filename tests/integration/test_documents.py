@@ -156,16 +156,16 @@ def test_bad_files_are_refused_and_nothing_is_written(api: TestClient, cypher: A
 def test_limits_answer_413_naming_the_field(settings: Settings, memory: Memory,
                                             tenant: str) -> None:
     small = settings.model_copy(update={"max_document_chars": 100, "max_document_chunks": 2})
-    docs = Documents(small, memory.store, memory.embedder)
+    docs = Documents(small, memory.embedder)
     from graphmem.errors import TooLarge
     with pytest.raises(TooLarge) as chars:
-        docs.ingest(tenant, DocumentIn(owner="o", key="k", content="word " * 50))
+        docs.ingest(memory.stores(tenant), DocumentIn(owner="o", key="k", content="word " * 50))
     assert chars.value.field == "content" and chars.value.limit == 100
     many = Documents(small.model_copy(update={"document_chunk_tokens": 16,
                                               "max_document_chars": 10_000}),
-                     memory.store, memory.embedder)
+                     memory.embedder)
     with pytest.raises(TooLarge) as chunks:
-        many.ingest(tenant, DocumentIn(owner="o", key="k", content=" ".join(
+        many.ingest(memory.stores(tenant), DocumentIn(owner="o", key="k", content=" ".join(
             ["Many words here make many small chunks of text."] * 8)))
     assert chunks.value.field == "content" and chunks.value.limit == 2
 
@@ -173,22 +173,23 @@ def test_limits_answer_413_naming_the_field(settings: Settings, memory: Memory,
 def test_a_large_document_is_embedded_by_the_background_job(settings: Settings,
                                                              memory: Memory,
                                                              tenant: str) -> None:
-    later = Documents(settings.model_copy(update={"document_inline_chunks": 0}), memory.store,
+    later = Documents(settings.model_copy(update={"document_inline_chunks": 0}),
                       memory.embedder)
     text = "\n".join(f"Paragraph {i} tells of the harbour crane number {i} and its load of "
                      f"timber." for i in range(6))
-    wrote = later.ingest(tenant, DocumentIn(owner="o", key="big", content=text))
+    wrote = later.ingest(memory.stores(tenant), DocumentIn(owner="o", key="big", content=text))
     assert wrote.state == "embedding" and wrote.job is not None
-    by_words = later.search(tenant, ChunkSearch(owner="o", query="crane timber",
+    by_words = later.search(memory.stores(tenant), ChunkSearch(owner="o", query="crane timber",
                                                 method="fulltext"))
     assert by_words.chunks  # searchable by its words at once
-    assert later.search(tenant, ChunkSearch(owner="o", query="crane",
+    assert later.search(memory.stores(tenant), ChunkSearch(owner="o", query="crane",
                                             method="vector")).chunks == []
     job = memory.jobs.get(tenant, wrote.job)
-    result = later.embed_pending(tenant, wrote.id)
+    result = later.embed_pending(memory.stores(tenant), wrote.id)
     assert job.kind == "embed_document" and result["state"] == "ready"
-    assert later.get(tenant, wrote.id).document.state == "ready"
-    assert later.search(tenant, ChunkSearch(owner="o", query="crane", method="vector")).chunks
+    assert later.get(memory.stores(tenant), wrote.id).document.state == "ready"
+    assert later.search(memory.stores(tenant),
+                        ChunkSearch(owner="o", query="crane", method="vector")).chunks
 
 
 def test_a_key_limited_to_some_owners_learns_nothing_of_others(limited: dict[str, Any]) -> None:

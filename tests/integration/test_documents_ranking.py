@@ -23,7 +23,7 @@ Meltwater leaves the glacier snout as a braided river.
 
 
 def _documents(memory: Memory) -> Documents:
-    return Documents(memory.settings, memory.store, memory.embedder, memory.search_pool)
+    return Documents(memory.settings, memory.embedder, memory.search_pool)
 
 
 def test_the_topic_and_tree_lists_run_and_are_off_by_default(memory: Memory,
@@ -31,15 +31,17 @@ def test_the_topic_and_tree_lists_run_and_are_off_by_default(memory: Memory,
     docs = _documents(memory)
     for group, notes in TOPIC_NOTES.items():
         for i, text in enumerate(notes):
-            docs.ingest(tenant, DocumentIn(owner="o", key=f"{group}/{i}", content=text))
-    docs.ingest(tenant, DocumentIn(owner="o", key="guide", content=GUIDE,
+            docs.ingest(memory.stores(tenant),
+                        DocumentIn(owner="o", key=f"{group}/{i}", content=text))
+    docs.ingest(memory.stores(tenant), DocumentIn(owner="o", key="guide", content=GUIDE,
                                    media_type="text/markdown"))
-    docs.build_topics(tenant, "o")
+    docs.build_topics(memory.stores(tenant), "o")
     query = "How does glacier ice form from snow?"
-    plain = docs.search(tenant, ChunkSearch(owner="o", query=query, k=5))
+    plain = docs.search(memory.stores(tenant), ChunkSearch(owner="o", query=query, k=5))
     assert plain.chunks and all(set(c.rules) <= {"vector", "fulltext"} for c in plain.chunks)
 
-    both = docs.search(tenant, ChunkSearch(owner="o", query=query, k=5), topic_weight=1.0,
+    both = docs.search(memory.stores(tenant),
+                       ChunkSearch(owner="o", query=query, k=5), topic_weight=1.0,
                        tree_weight=1.0)
     top = both.chunks[0]
     assert top.key.startswith("glaciers/") or top.key == "guide"
@@ -49,7 +51,7 @@ def test_the_topic_and_tree_lists_run_and_are_off_by_default(memory: Memory,
     raised = {c.key.split("/")[0] for c in both.chunks if "topic" in c.rules}
     assert raised and raised <= {"glaciers", "guide"}
 
-    store = docs._docs(tenant)
+    store = memory.stores(tenant).documents
     vector = memory.embedder.embed([query])[0]
     ids = [c.id for c in both.chunks if c.key == "guide"]
     sections = store.section_match(ids, vector)
@@ -60,8 +62,9 @@ def test_the_topic_and_tree_lists_run_and_are_off_by_default(memory: Memory,
 
 def test_the_lists_are_harmless_without_a_topic_tree(memory: Memory, tenant: str) -> None:
     docs = _documents(memory)
-    docs.ingest(tenant, DocumentIn(owner="p", key="k", content="Bread rises with yeast."))
-    found = docs.search(tenant, ChunkSearch(owner="p", query="yeast bread", k=3),
+    docs.ingest(memory.stores(tenant),
+                DocumentIn(owner="p", key="k", content="Bread rises with yeast."))
+    found = docs.search(memory.stores(tenant), ChunkSearch(owner="p", query="yeast bread", k=3),
                         topic_weight=1.0, tree_weight=1.0)
     assert [c.key for c in found.chunks] == ["k"]
     assert "topic" not in found.chunks[0].rules

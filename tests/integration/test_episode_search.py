@@ -47,7 +47,7 @@ def test_episodes_unit(memory: Memory, tenant: str) -> None:
     who = owner()
     memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TALK)])
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     res = memory.ops(tenant).search(SearchRequest(query="what happened to the car alternator",
                                               owner=who, units="episodes", k=1))
     assert len(res.episodes) == 1
@@ -70,8 +70,8 @@ def test_as_of_leaves_out_episodes_told_after_it(memory: Memory, tenant: str) ->
                            for i, t in enumerate(TALK[:4])])
     memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, "s2", text=t, timestamp=later))
                            for i, t in enumerate(TALK[4:])])
-    memory.former.form(tenant, who, "s1")
-    memory.former.form(tenant, who, "s2")
+    memory.former.form(memory.stores(tenant), who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s2")
     query = "the pottery class and the car alternator"
     every = memory.ops(tenant).search(SearchRequest(query=query, owner=who, units="episodes", k=5))
     told = {e.id: max(h.timestamp for h in every.hits if h.id in e.messages)
@@ -126,8 +126,8 @@ def test_forgetting_an_owner_removes_derived_memory(memory: Memory, tenant: str,
     who = owner()
     memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TALK)])
-    memory.former.form(tenant, who, "s1")
-    memory.facts.observe(tenant, [ObservationIn(owner=who, subject=who, type="car",
+    memory.former.form(memory.stores(tenant), who, "s1")
+    memory.facts.observe(memory.stores(tenant), [ObservationIn(owner=who, subject=who, type="car",
                                                 content="alternator broken",
                                                 sources=[f"{who}-s1-6"])])
     report = memory.ops(tenant).delete_owner(who)

@@ -55,12 +55,12 @@ def _fill(api: TestClient, memory: Memory, who: str) -> list[dict[str, Any]]:
     assert api.post("/v1/messages", json={"messages": messages},
                     headers=auth()).status_code == 201
     for s in ("s1", "s2"):
-        memory.former.form("tenant-a", who, s)
-    memory.facts.observe("tenant-a", [ObservationIn.model_validate({
+        memory.former.form(memory.stores("tenant-a"), who, s)
+    memory.facts.observe(memory.stores("tenant-a"), [ObservationIn.model_validate({
         "owner": who, "subject": who, "type": "home", "content": "lives in Lisbon",
         "cardinality": "single", "valid_from": "2024-01-01T00:00:00Z",
         "sources": [messages[0]["id"]]})])
-    memory.facts.observe("tenant-a", [ObservationIn.model_validate({
+    memory.facts.observe(memory.stores("tenant-a"), [ObservationIn.model_validate({
         "owner": who, "subject": who, "type": "home", "content": "lives in Porto",
         "cardinality": "single", "valid_from": "2024-06-01T00:00:00Z",
         "sources": [messages[1]["id"]]})])

@@ -73,7 +73,7 @@ def test_drops_are_recorded_and_all_dropped_can_be_retried(
     srv.reply_json({"facts": [COPIED, COPIED | {"type": "trip"}], "profile": []})
     srv.reply_json({"facts": [BAKED, CAR], "profile": []})
 
-    report = llm_former.form(tenant, who, "s1")
+    report = llm_former.form(memory.stores(tenant), who, "s1")
 
     hike, bake = extraction_props(cypher, tenant)
     assert (hike["status"], hike["proposed"], hike["kept"], hike["dropped"]) == (
@@ -102,7 +102,7 @@ def test_drops_are_recorded_and_all_dropped_can_be_retried(
     asked = len(srv.requests)
     srv.reply_json({"facts": [COPIED | {"content": "Alice plans a hiking trip to the "
                                         "Dolomites", "sources": ["m1"]}], "profile": []})
-    again = llm_former.form(tenant, who, "s1")
+    again = llm_former.form(memory.stores(tenant), who, "s1")
     assert len(srv.requests) == asked + 1
     assert [e["status"] for e in again.extraction] == ["ok"]
     assert [e["status"] for e in extraction_props(cypher, tenant)] == ["ok", "partial"]
@@ -144,7 +144,8 @@ def test_retry_extraction_api_enqueues_one_formation_job_per_session(
         srv.reply_json({"boundaries": []})
         srv.reply_json({"title": "Planning a Dolomites hike", "narrative": "Alice plans a hike."})
         srv.reply_json({"facts": [COPIED], "profile": []})
-        assert [e["status"] for e in llm_former.form(t, who, "s1").extraction] == ["all_dropped"]
+        assert [e["status"] for e in llm_former.form(memory.stores(t),
+                                                     who, "s1").extraction] == ["all_dropped"]
 
         res = api.post("/v1/episodes/retry-extraction", json={"owner": who},
                        headers=auth("key-a"))

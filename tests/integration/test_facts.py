@@ -29,7 +29,8 @@ def obs(who: str, content: str, start: datetime | None, **kw: Any) -> Observatio
 
 
 def current(memory: Memory, tenant: str, who: str, **kw: Any) -> list[str]:
-    return [f.content or "" for f in memory.facts.query(tenant, "observation", who, **kw)]
+    return [f.content or "" for f in memory.facts.query(memory.stores(tenant),
+                                                        "observation", who, **kw)]
 
 
 def test_release_example(memory: Memory, tenant: str) -> None:
@@ -42,9 +43,10 @@ def test_release_example(memory: Memory, tenant: str) -> None:
         msg(2, who, text="Verify rollback in a production-like setup.",
             timestamp=day(18).isoformat()),
     ]])
-    r1 = memory.facts.observe(tenant, [obs(who, "rollback verification before launch", None,
+    r1 = memory.facts.observe(memory.stores(tenant),
+                              [obs(who, "rollback verification before launch", None,
                                            sources=[f"{who}-s1-1"])])[0]
-    r2 = memory.facts.observe(tenant, [obs(
+    r2 = memory.facts.observe(memory.stores(tenant), [obs(
         who, "rollback verification in a production-like setup before launch", None,
         sources=[f"{who}-s1-2"], reason="explicit replacement: staging is not enough")])[0]
     assert r1.action == r2.action == "created" and r2.superseded == [r1.id]
@@ -52,11 +54,11 @@ def test_release_example(memory: Memory, tenant: str) -> None:
     assert current(memory, tenant, who, as_of=day(20)) == [
         "rollback verification in a production-like setup before launch"]
     assert current(memory, tenant, who, as_of=day(11)) == []
-    both = memory.facts.query(tenant, "observation", who, include_history=True)
+    both = memory.facts.query(memory.stores(tenant), "observation", who, include_history=True)
     assert [f.id for f in both] == [r1.id, r2.id]
     old = both[0]
     assert old.valid_from == day(12) and old.valid_to == day(18) and old.invalidated_at
-    history = memory.facts.history(tenant, r1.id)
+    history = memory.facts.history(memory.stores(tenant), r1.id)
     assert [f.id for f in history.facts] == [r1.id, r2.id]
     [edge] = history.supersessions
     assert (edge.by, edge.of, edge.source) == (r2.id, r1.id, f"{who}-s1-2")
@@ -66,9 +68,11 @@ def test_release_example(memory: Memory, tenant: str) -> None:
 def test_same_content_adds_support(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who)) for i in range(2)])
-    a = memory.facts.observe(tenant, [obs(who, "Lives in Lisbon", day(1), type="city",
+    a = memory.facts.observe(memory.stores(tenant),
+                             [obs(who, "Lives in Lisbon", day(1), type="city",
                                           sources=[f"{who}-s1-0"])])[0]
-    b = memory.facts.observe(tenant, [obs(who, "lives in  LISBON", day(5), type="city",
+    b = memory.facts.observe(memory.stores(tenant),
+                             [obs(who, "lives in  LISBON", day(5), type="city",
                                           sources=[f"{who}-s1-1"])])[0]
     assert (b.action, b.id) == ("supported", a.id)
     rows = cypher("MATCH (f:Fact {id: $id})-[:SUPPORTED_BY]->(m) RETURN count(m) AS n", id=a.id)
@@ -77,12 +81,15 @@ def test_same_content_adds_support(memory: Memory, tenant: str, cypher: Any) -> 
 
 def test_out_of_order_fact_goes_into_history(memory: Memory, tenant: str) -> None:
     who = owner()
-    late = memory.facts.observe(tenant, [obs(who, "Munich", day(20), type="city")])[0]
-    early = memory.facts.observe(tenant, [obs(who, "Berlin", day(1), type="city")])[0]
+    late = memory.facts.observe(memory.stores(tenant),
+                                [obs(who, "Munich", day(20), type="city")])[0]
+    early = memory.facts.observe(memory.stores(tenant),
+                                 [obs(who, "Berlin", day(1), type="city")])[0]
     assert early.superseded_by == late.id
     assert current(memory, tenant, who) == ["Munich"]
     assert current(memory, tenant, who, as_of=day(10)) == ["Berlin"]
-    middle = memory.facts.observe(tenant, [obs(who, "Hamburg", day(10), type="city")])[0]
+    middle = memory.facts.observe(memory.stores(tenant),
+                                  [obs(who, "Hamburg", day(10), type="city")])[0]
     assert middle.superseded == [early.id] and middle.superseded_by == late.id
     assert current(memory, tenant, who, as_of=day(5)) == ["Berlin"]
     assert current(memory, tenant, who, as_of=day(15)) == ["Hamburg"]
@@ -95,15 +102,15 @@ def test_a_value_believed_again_after_its_replacement_is_a_new_fact(
     B is current again, as a new node; the first B stays in history. Retrying the last write
     only adds support."""
     who = owner()
-    first = memory.facts.observe(tenant, [obs(who, "B", day(10), type="city")])[0]
-    a = memory.facts.observe(tenant, [obs(who, "A", day(10), type="city")])[0]
-    again = memory.facts.observe(tenant, [obs(who, "B", day(10), type="city")])[0]
+    first = memory.facts.observe(memory.stores(tenant), [obs(who, "B", day(10), type="city")])[0]
+    a = memory.facts.observe(memory.stores(tenant), [obs(who, "A", day(10), type="city")])[0]
+    again = memory.facts.observe(memory.stores(tenant), [obs(who, "B", day(10), type="city")])[0]
     assert again.action == "created" and again.id == f"{first.id}-2"
     assert again.superseded == [a.id]
     assert current(memory, tenant, who, as_of=day(11)) == ["B"]
-    history = memory.facts.query(tenant, "observation", who, include_history=True)
+    history = memory.facts.query(memory.stores(tenant), "observation", who, include_history=True)
     assert {f.id for f in history} == {first.id, a.id, again.id}
-    retry = memory.facts.observe(tenant, [obs(who, "B", day(10), type="city")])[0]
+    retry = memory.facts.observe(memory.stores(tenant), [obs(who, "B", day(10), type="city")])[0]
     assert (retry.action, retry.id) == ("supported", again.id)
     for name in ("integrity_two_current", "integrity_overlaps", "integrity_forward_supersedes"):
         assert audit.run(memory.store, tenant, name, {}) == [], name
@@ -112,15 +119,16 @@ def test_a_value_believed_again_after_its_replacement_is_a_new_fact(
 def test_multi_valued_types_accumulate(memory: Memory, tenant: str) -> None:
     who = owner()
     for hobby in ("climbing", "cello", "climbing"):
-        memory.facts.observe(tenant, [obs(who, hobby, day(1), type="hobby", subject=who)])
+        memory.facts.observe(memory.stores(tenant),
+                             [obs(who, hobby, day(1), type="hobby", subject=who)])
     assert sorted(current(memory, tenant, who)) == ["cello", "climbing"]
 
 
 def test_known_at_shows_past_beliefs(memory: Memory, tenant: str) -> None:
     who = owner()
-    memory.facts.observe(tenant, [obs(who, "v1", day(1), type="version")])
+    memory.facts.observe(memory.stores(tenant), [obs(who, "v1", day(1), type="version")])
     between = datetime.now(UTC)
-    memory.facts.observe(tenant, [obs(who, "v2", day(2), type="version")])
+    memory.facts.observe(memory.stores(tenant), [obs(who, "v2", day(2), type="version")])
     assert current(memory, tenant, who, known_at=between, as_of=day(5)) == ["v1"]
     assert current(memory, tenant, who, as_of=day(5)) == ["v2"]
     assert current(memory, tenant, who, known_at=datetime(2000, 1, 1, tzinfo=UTC)) == []
@@ -130,19 +138,23 @@ def test_concurrent_writers_leave_one_current_fact(memory: Memory, tenant: str) 
     who = owner()
     values = [f"value {i}" for i in range(12)]
     with ThreadPoolExecutor(max_workers=6) as pool:
-        list(pool.map(lambda v: memory.facts.observe(tenant, [obs(who, v, None, type="status")]),
+        list(pool.map(lambda v: memory.facts.observe(memory.stores(tenant),
+                                                     [obs(who, v, None, type="status")]),
                       values))
     assert len(current(memory, tenant, who)) == 1
-    assert len(memory.facts.query(tenant, "observation", who, include_history=True)) == 12
+    assert len(memory.facts.query(memory.stores(tenant),
+                                  "observation", who, include_history=True)) == 12
     for name in ("integrity_two_current", "integrity_overlaps", "integrity_forward_supersedes"):
         assert audit.run(memory.store, tenant, name, {}) == [], name
 
 
 def test_type_cardinality_is_fixed(memory: Memory, tenant: str) -> None:
     who = owner()
-    memory.facts.observe(tenant, [obs(who, "a", day(1), type="colour", cardinality="multi")])
+    memory.facts.observe(memory.stores(tenant),
+                         [obs(who, "a", day(1), type="colour", cardinality="multi")])
     with pytest.raises(InvalidInput) as err:
-        memory.facts.observe(tenant, [obs(who, "b", day(2), type="colour", cardinality="single")])
+        memory.facts.observe(memory.stores(tenant),
+                             [obs(who, "b", day(2), type="colour", cardinality="single")])
     assert err.value.field == "observations[0].cardinality"
 
 
@@ -261,7 +273,7 @@ def test_search_units(memory: Memory, tenant: str) -> None:
 
     who = owner()
     memory.ops(tenant).ingest([MessageIn.model_validate(msg(0, who, text="We adopted a puppy."))])
-    memory.facts.observe(tenant, [
+    memory.facts.observe(memory.stores(tenant), [
         obs(who, "a beagle called Luna", day(1), subject=who, type="pet"),
         obs(who, "Lisbon", day(1), subject=who, type="city"),
         obs(who, "Porto", day(2), subject=who, type="city"),
@@ -285,11 +297,11 @@ def test_given_id_with_other_content_conflicts(memory: Memory, tenant: str) -> N
     from graphmem.errors import Conflict
 
     who = owner()
-    memory.facts.observe(tenant, [obs(who, "one", day(1), id="fixed-id")])
-    again = memory.facts.observe(tenant, [obs(who, "one", day(1), id="fixed-id")])[0]
+    memory.facts.observe(memory.stores(tenant), [obs(who, "one", day(1), id="fixed-id")])
+    again = memory.facts.observe(memory.stores(tenant), [obs(who, "one", day(1), id="fixed-id")])[0]
     assert (again.action, again.id) == ("supported", "fixed-id")
     with pytest.raises(Conflict):
-        memory.facts.observe(tenant, [obs(who, "two", day(2), id="fixed-id")])
+        memory.facts.observe(memory.stores(tenant), [obs(who, "two", day(2), id="fixed-id")])
 
 
 def test_demo_loads_idempotently(memory: Memory, tenant: str, cypher: Any) -> None:
@@ -297,7 +309,7 @@ def test_demo_loads_idempotently(memory: Memory, tenant: str, cypher: Any) -> No
 
     demo.load(memory, tenant)
     demo.load(memory, tenant)
-    assert [f.content for f in memory.facts.query(tenant, "observation", "alice",
+    assert [f.content for f in memory.facts.query(memory.stores(tenant), "observation", "alice",
                                                   subject="release")] == [
         "Rollback must be verified in a production-like setup with real traffic replay before "
         "launch"]

@@ -36,11 +36,11 @@ def test_chain_invariants(memory: Memory, cypher: Any, writes: list[tuple[int, s
     items = [_obs(who, d, v, cardinality) for d, v in writes]
     if concurrent:
         with ThreadPoolExecutor(max_workers=4) as pool:
-            list(pool.map(lambda o: memory.facts.observe(tenant, [o]), items))
+            list(pool.map(lambda o: memory.facts.observe(memory.stores(tenant), [o]), items))
     else:
         for o in items:
-            memory.facts.observe(tenant, [o])
-    facts = memory.facts.query(tenant, "observation", who, include_history=True)
+            memory.facts.observe(memory.stores(tenant), [o])
+    facts = memory.facts.query(memory.stores(tenant), "observation", who, include_history=True)
     # nothing is ever deleted, and a write makes at most one node: a (day, value) written again
     # supports its node, unless another value replaced it in between (then it is a new node)
     assert len(facts) <= len(writes)
@@ -49,7 +49,8 @@ def test_chain_invariants(memory: Memory, cypher: Any, writes: list[tuple[int, s
         model.write(day, value)
     for day in sorted({-1} | {d for d, _ in writes} | {d + 1 for d, _ in writes}):
         t = T0 + timedelta(days=day, hours=12)
-        valid = [f.content for f in memory.facts.query(tenant, "observation", who, as_of=t)]
+        valid = [f.content for f in memory.facts.query(memory.stores(tenant),
+                                                       "observation", who, as_of=t)]
         assert len(set(valid)) == len(valid), (day, valid)
         if cardinality == "single":
             assert len(valid) <= 1, (day, valid)

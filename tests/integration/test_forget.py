@@ -36,9 +36,11 @@ def facts_on(memory: Memory, t: str, who: str, secret: str,
              shared_by: list[str]) -> tuple[FactWrite, FactWrite, FactWrite]:
     """A fact resting only on the ``secret`` message, one resting only on that fact, and one
     resting on the messages ``shared_by``."""
-    only = memory.facts.observe(t, [obs(who, f"locker code {SECRET}", [secret])])[0]
-    on_fact = memory.facts.observe(t, [obs(who, "has a locker", [only.id], type="owns")])[0]
-    shared = memory.facts.observe(t, [obs(who, "travels to Porto", shared_by, type="trip")])[0]
+    only = memory.facts.observe(memory.stores(t), [obs(who, f"locker code {SECRET}", [secret])])[0]
+    on_fact = memory.facts.observe(memory.stores(t),
+                                   [obs(who, "has a locker", [only.id], type="owns")])[0]
+    shared = memory.facts.observe(memory.stores(t),
+                                  [obs(who, "travels to Porto", shared_by, type="trip")])[0]
     return only, on_fact, shared
 
 
@@ -57,7 +59,7 @@ def test_forget_a_message(api: TestClient, memory: Memory, cypher: Any) -> None:
     body = {"messages": [msg(i, who, text=x) for i, x in enumerate(texts)]}
     assert api.post("/v1/messages", json=body, headers=auth()).status_code == 201
     ids = [m["id"] for m in body["messages"]]
-    memory.former.form(t, who, "s1")
+    memory.former.form(memory.stores(t), who, "s1")
     only, on_fact, shared = facts_on(memory, t, who, ids[2], [ids[2], ids[0]])
     url = f"/v1/messages/{quote(ids[2], safe='')}"
 
@@ -123,8 +125,8 @@ def test_forget_a_session(api: TestClient, memory: Memory, cypher: Any) -> None:
     assert api.post("/v1/messages", json=body, headers=auth()).status_code == 201
     ids = [m["id"] for m in body["messages"]]
     one, two = ids[:4], ids[4:]
-    memory.former.form(t, who, "chat/1")
-    memory.former.form(t, who, "s2")
+    memory.former.form(memory.stores(t), who, "chat/1")
+    memory.former.form(memory.stores(t), who, "s2")
     only, on_fact, shared = facts_on(memory, t, who, one[2], [one[0], two[0]])
     url = f"/v1/sessions/{quote('chat/1', safe='')}"
     count = "MATCH (n:Message {tenant: $t, owner: $o}) RETURN count(n) AS n"
@@ -215,12 +217,13 @@ def test_forget_a_fact_leaves_history_closed(api: TestClient, memory: Memory,
     who, t = owner(), "tenant-a"
     first = obs(who, "the bridge is open", [], explicit=True, type="status",
                 valid_from=datetime(2026, 3, 1, tzinfo=UTC))
-    r1 = memory.facts.observe(t, [first])[0]
-    r2 = memory.facts.observe(t, [obs(who, "the bridge is closed", [], explicit=True,
+    r1 = memory.facts.observe(memory.stores(t), [first])[0]
+    r2 = memory.facts.observe(memory.stores(t), [obs(who, "the bridge is closed", [], explicit=True,
                                       type="status",
                                       valid_from=datetime(2026, 3, 5, tzinfo=UTC))])[0]
     assert r2.superseded == [r1.id]
-    derived = memory.facts.observe(t, [obs(who, "take the ferry", [r2.id], type="plan")])[0]
+    derived = memory.facts.observe(memory.stores(t),
+                                   [obs(who, "take the ferry", [r2.id], type="plan")])[0]
 
     url = f"/v1/facts/{quote(r2.id, safe='')}"
     assert api.delete(url, headers=auth("key-b")).status_code == 404
@@ -229,11 +232,11 @@ def test_forget_a_fact_leaves_history_closed(api: TestClient, memory: Memory,
     assert sorted(report["facts"]) == sorted([r2.id, derived.id])
     assert report["supersessions"] == 1
 
-    left = memory.facts.query(t, "observation", who, include_history=True)
+    left = memory.facts.query(memory.stores(t), "observation", who, include_history=True)
     assert [f.id for f in left] == [r1.id]
     assert left[0].valid_to == datetime(2026, 3, 5, tzinfo=UTC)  # stays closed: no resurrection
-    assert memory.facts.query(t, "observation", who) == []
-    assert [f.id for f in memory.facts.history(t, r1.id).facts] == [r1.id]
+    assert memory.facts.query(memory.stores(t), "observation", who) == []
+    assert [f.id for f in memory.facts.history(memory.stores(t), r1.id).facts] == [r1.id]
     for name in ("integrity_two_current", "integrity_overlaps", "integrity_missing_source"):
         assert api.get(f"/v1/audit/{name}", headers=auth()).json()["rows"] == [], name
     assert api.delete(url, headers=auth()).json()["already_forgotten"]

@@ -53,7 +53,7 @@ def test_forget_an_owners_messages_by_metadata(api: TestClient, memory: Memory,
     assert api.post("/v1/messages", json=body, headers=auth()).status_code == 201
     ids = [m["id"] for m in body["messages"]]
     for s in ("s1", "s2"):
-        memory.former.form(t, who, s)
+        memory.former.form(memory.stores(t), who, s)
     gmail = [m["id"] for m in body["messages"] if m["metadata"] == GMAIL]
     only, on_fact, shared = facts_on(memory, t, who, gmail[0], [gmail[1], ids[0]])
     request = {"owner": who, "metadata": GMAIL}

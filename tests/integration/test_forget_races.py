@@ -48,7 +48,7 @@ def _form_forgetting_first(memory: Memory, tenant: str, who: str,
         return real(self, *args)
 
     monkeypatch.setattr(EpisodeStore, "write", forget_first)
-    report = memory.former.form(tenant, who, "s1")
+    report = memory.former.form(memory.stores(tenant), who, "s1")
     monkeypatch.undo()
     return report
 
@@ -85,7 +85,7 @@ def test_formation_racing_a_forget_writes_nothing_of_the_forgotten_message(
     jobs = cypher("MATCH (j:Job {tenant: $t, kind: 'form_session', state: 'pending'}) "
                   "WHERE j.payload_json CONTAINS $o RETURN count(j) AS n", t=tenant, o=who)
     assert jobs == [{"n": 1}]
-    again = memory.former.form(tenant, who, "s1")
+    again = memory.former.form(memory.stores(tenant), who, "s1")
     assert again.skipped == [] and again.messages == 3
     formed = cypher("MATCH (:Episode {tenant: $t, owner: $o})-[:DERIVED_FROM]->(m) "
                     "RETURN m.id AS id ORDER BY id", t=tenant, o=who)
@@ -95,7 +95,7 @@ def test_formation_racing_a_forget_writes_nothing_of_the_forgotten_message(
 def _trace(memory: Memory, tenant: str) -> tuple[str, str]:
     who = owner()
     trace = TraceIn.model_validate(run(who, 1, "success", ["get_order", "cancel_order"]))
-    [id_] = memory.procedural.ingest(tenant, [trace]).ids
+    [id_] = memory.procedural.ingest(memory.stores(tenant), [trace]).ids
     return who, id_
 
 
@@ -128,14 +128,14 @@ def test_form_trace_racing_a_forget_writes_no_case(
         return real(self, *args)
 
     monkeypatch.setattr(ProceduralStore, "write_cases", forget_first)
-    assert memory.procedural.form_trace(tenant, trace_id) == 0
+    assert memory.procedural.form_trace(memory.stores(tenant), trace_id) == 0
     monkeypatch.undo()
     assert _cases(cypher, tenant, trace_id) == 0
     assert cypher("MATCH (n {tenant: $t}) WHERE n.trace_id = $id OR n.id STARTS WITH $id "
                   "RETURN labels(n) AS l", t=tenant, id=trace_id) == []
     # a trace still there is formed as before
     _, other = _trace(memory, tenant)
-    assert memory.procedural.form_trace(tenant, other) >= 1
+    assert memory.procedural.form_trace(memory.stores(tenant), other) >= 1
     assert _cases(cypher, tenant, other) >= 1
 
 
@@ -187,7 +187,7 @@ def test_forgetting_a_session_while_batches_arrive_leaves_a_consistent_store(
             except Exception as exc:
                 failures.append(f"forget: {exc!r}")
             try:
-                memory.former.form(tenant, who, "t")
+                memory.former.form(memory.stores(tenant), who, "t")
             except Exception as exc:
                 failures.append(f"form: {exc!r}")
 

@@ -127,7 +127,7 @@ def count(cypher: Any, query: str, **params: Any) -> int:
 def test_form_a_session(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     ingest(memory, tenant, who, two_topics())
-    report = memory.former.form(tenant, who, "s1")
+    report = memory.former.form(memory.stores(tenant), who, "s1")
     assert (report.owner, report.session_id, report.messages) == (who, "s1", 20)
     assert report.extended == 0
 
@@ -158,7 +158,7 @@ def test_form_a_session(memory: Memory, tenant: str, cypher: Any) -> None:
     assert [g["messages"] for g in got] == [e["messages"] for e in eps]
 
     # forming again changes nothing
-    again = memory.former.form(tenant, who, "s1")
+    again = memory.former.form(memory.stores(tenant), who, "s1")
     assert (again.created, again.extended, again.messages) == (0, 0, 0)
     assert episodes(cypher, tenant, who) == eps
     assert count(cypher, "MATCH (:Episode {tenant: $t})-[r:DERIVED_FROM]->() RETURN count(r) AS n",
@@ -169,13 +169,13 @@ def test_later_messages_are_formed_incrementally(memory: Memory, tenant: str,
                                                  cypher: Any) -> None:
     who = owner()
     ingest(memory, tenant, who, two_topics(3))  # hiking 0..2, pause, baking 10..12
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     before = assert_each_message_in_one_episode(cypher, tenant, who)
     last = before[mid(who, 12)]
 
     # more baking, right after: continues the last episode or starts new ones
     ingest(memory, tenant, who, {10 + i: BAKING[i] for i in range(3, 6)})
-    report = memory.former.form(tenant, who, "s1")
+    report = memory.former.form(memory.stores(tenant), who, "s1")
     assert report.messages == 3
     after = assert_each_message_in_one_episode(cypher, tenant, who)
     assert {m: after[m] for m in before} == before  # old messages keep their episodes
@@ -188,7 +188,7 @@ def test_later_messages_are_formed_incrementally(memory: Memory, tenant: str,
     ingest(memory, tenant, who, {30: "Back again. Did you see the match last night?",
                                  31: "Yes, what a final! The penalty shootout was unbelievable."},
            base=T0 + PAUSE)
-    report = memory.former.form(tenant, who, "s1")
+    report = memory.former.form(memory.stores(tenant), who, "s1")
     assert (report.created, report.extended, report.messages) == (1, 0, 2)
     final = assert_each_message_in_one_episode(cypher, tenant, who)
     assert {m: final[m] for m in after} == after
@@ -202,7 +202,7 @@ def test_late_messages_go_into_exactly_one_episode(memory: Memory, tenant: str,
                                                    cypher: Any) -> None:
     who = owner()
     ingest(memory, tenant, who, two_topics(3))
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     before = assert_each_message_in_one_episode(cypher, tenant, who)
     late = [  # between two hiking turns, and in the middle of the pause
         msg(0, who, id="late-1", text="Also, the Alta Via 1 starts at Lago di Braies.",
@@ -211,7 +211,7 @@ def test_late_messages_go_into_exactly_one_episode(memory: Memory, tenant: str,
             timestamp=(at(2) + PAUSE / 2).isoformat()),
     ]
     memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in late])
-    report = memory.former.form(tenant, who, "s1")
+    report = memory.former.form(memory.stores(tenant), who, "s1")
     assert report.messages == 2
     after = assert_each_message_in_one_episode(cypher, tenant, who)
     assert {m: after[m] for m in before} == before
@@ -222,15 +222,15 @@ def test_late_messages_go_into_exactly_one_episode(memory: Memory, tenant: str,
     # an hour after the last turn: not the hiking episode
     assert after["late-2"] != before[mid(who, 2)]
     assert chain(cypher, tenant, who) == [e["id"] for e in eps]
-    assert memory.former.form(tenant, who, "s1").messages == 0
+    assert memory.former.form(memory.stores(tenant), who, "s1").messages == 0
 
 
 def test_episodes_are_chained_across_sessions(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     ingest(memory, tenant, who, two_topics(2), session="later", base=T0 + timedelta(days=1))
     ingest(memory, tenant, who, two_topics(2), session="earlier")
-    memory.former.form(tenant, who, "later")
-    memory.former.form(tenant, who, "earlier")  # formed second, reported first
+    memory.former.form(memory.stores(tenant), who, "later")
+    memory.former.form(memory.stores(tenant), who, "earlier")  # formed second, reported first
     assert_each_message_in_one_episode(cypher, tenant, who)
     eps = episodes(cypher, tenant, who)
     assert len(eps) >= 4  # each session has a pause
@@ -244,7 +244,7 @@ def test_episodes_are_chained_across_sessions(memory: Memory, tenant: str, cyphe
     # another owner's episodes are not linked in
     other = owner()
     ingest(memory, tenant, other, {0: HIKING[0], 1: HIKING[1]}, base=T0 + timedelta(hours=12))
-    memory.former.form(tenant, other, "s1")
+    memory.former.form(memory.stores(tenant), other, "s1")
     assert chain(cypher, tenant, who) == order
     assert count(cypher, "MATCH (a:Episode {tenant: $t})-[:NEXT]->(b:Episode) "
                  "WHERE a.owner <> b.owner RETURN count(*) AS n", t=tenant) == 0
@@ -256,7 +256,7 @@ def test_a_topic_change_without_pause_starts_an_episode(memory: Memory, tenant: 
     who = owner()
     ingest(memory, tenant, who, {i: HIKING[i] for i in range(6)}
            | {6 + i: BAKING[i] for i in range(6)}, pause=False)
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     of = assert_each_message_in_one_episode(cypher, tenant, who)
     assert of[mid(who, 6)] != of[mid(who, 5)]
     assert {of[mid(who, i)] for i in range(6)}.isdisjoint({of[mid(who, i)] for i in range(6, 12)})
@@ -267,9 +267,9 @@ def test_a_topic_change_at_an_increment_starts_an_episode(memory: Memory, tenant
     """The same session formed in two runs, split where the topic changes."""
     who = owner()
     ingest(memory, tenant, who, {i: HIKING[i] for i in range(6)}, pause=False)
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     ingest(memory, tenant, who, {6 + i: BAKING[i] for i in range(6)}, pause=False)
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     of = assert_each_message_in_one_episode(cypher, tenant, who)
     assert of[mid(who, 6)] != of[mid(who, 5)]
 
@@ -310,7 +310,7 @@ def test_llm_path(memory: Memory, tenant: str, cypher: Any, srv: ScriptedOpenAIS
                     "profile": []})
     srv.reply_json(NOTHING)
 
-    report = llm_former.form(tenant, who, "s1")
+    report = llm_former.form(memory.stores(tenant), who, "s1")
     assert (report.created, report.extended, report.messages) == (2, 0, 10)
     assert (srv.pending, srv.unscripted) == (0, 0)
     assert "--- new ---" in srv.requests[1]["messages"][1]["content"]
@@ -333,7 +333,7 @@ def test_llm_path(memory: Memory, tenant: str, cypher: Any, srv: ScriptedOpenAIS
 
     # idempotent: no call, no change
     asked = len(srv.requests)
-    assert llm_former.form(tenant, who, "s1").messages == 0
+    assert llm_former.form(memory.stores(tenant), who, "s1").messages == 0
     assert len(srv.requests) == asked
     assert episodes(cypher, tenant, who) == eps
 
@@ -344,7 +344,7 @@ def test_llm_path(memory: Memory, tenant: str, cypher: Any, srv: ScriptedOpenAIS
     srv.reply_json({"title": "Sourdough, hydration and all",
                     "narrative": "Alice baked sourdough at 75% hydration."})
     srv.reply_json(NOTHING)
-    report = llm_former.form(tenant, who, "s1")
+    report = llm_former.form(memory.stores(tenant), who, "s1")
     assert (report.created, report.extended, report.messages) == (0, 1, 2)
     assert (srv.pending, srv.unscripted) == (0, 0)
     assert "--- new ---" in srv.requests[asked + 1]["messages"][1]["content"]
@@ -375,7 +375,7 @@ def test_llm_failure_writes_nothing(memory: Memory, tenant: str, cypher: Any,
     who = short_session(memory, tenant)
     srv.default(status=500, text="the model is down")
     with pytest.raises(LLMFailure) as err:
-        llm_former.form(tenant, who, "s1")
+        llm_former.form(memory.stores(tenant), who, "s1")
     assert err.value.operation == "episode_boundaries" and err.value.attempts == 2
     assert len(srv.requests) == 2
     assert_nothing_formed(cypher, tenant, who)
@@ -389,7 +389,7 @@ def test_llm_narrative_failure_writes_nothing(memory: Memory, tenant: str, cyphe
     srv.reply_json({"title": "Planning a Dolomites hike", "narrative": "Alice plans a hike."})
     srv.default(status=500)
     with pytest.raises(LLMFailure) as err:
-        llm_former.form(tenant, who, "s1")
+        llm_former.form(memory.stores(tenant), who, "s1")
     assert err.value.operation == "episode_narrative"
     assert_nothing_formed(cypher, tenant, who)
 
@@ -407,7 +407,7 @@ def test_llm_extraction_failure_is_retried_by_the_next_run(
     srv.reply_status(500)  # the baking episode: fails twice
     srv.reply_status(500)
     with pytest.raises(LLMFailure) as err:
-        llm_former.form(tenant, who, "s1")
+        llm_former.form(memory.stores(tenant), who, "s1")
     assert err.value.operation == "extract_facts"
     assert_each_message_in_one_episode(cypher, tenant, who)
     rows = cypher("MATCH (e:Episode {tenant: $t}) RETURN e.title AS title, "
@@ -421,7 +421,7 @@ def test_llm_extraction_failure_is_retried_by_the_next_run(
     srv.reply_json({"facts": [HIKE_FACT | {"content": "baked a first sourdough loaf",
                                            "type": "baking", "sources": [mid(who, 10)]}],
                     "profile": []})
-    report = llm_former.form(tenant, who, "s1")
+    report = llm_former.form(memory.stores(tenant), who, "s1")
     assert (report.created, report.extended, report.messages) == (0, 0, 0)
     assert len(srv.requests) == asked + 1  # one extraction, no boundaries, no narrative
     prompt = str(srv.requests[-1]["messages"][-1]["content"])
@@ -432,5 +432,5 @@ def test_llm_extraction_failure_is_retried_by_the_next_run(
         {"c": "baked a first sourdough loaf", "m": mid(who, 10)}]
     assert count(cypher, "MATCH (e:Episode {tenant: $t}) WHERE e.extracted_at IS NULL "
                  "RETURN count(e) AS n", t=tenant) == 0
-    assert llm_former.form(tenant, who, "s1").messages == 0
+    assert llm_former.form(memory.stores(tenant), who, "s1").messages == 0
     assert len(srv.requests) == asked + 1

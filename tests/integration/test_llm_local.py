@@ -140,7 +140,7 @@ def test_extraction_through_the_linker(former: Former, memory: Memory, tenant: s
     the owner's messages."""
     who = owner()
     ingest(memory, tenant, who, DIALOGUE, pause=False)
-    report = former.form(tenant, who, "s1")
+    report = former.form(memory.stores(tenant), who, "s1")
     assert report.messages == len(DIALOGUE)
     assert_each_message_in_one_episode(cypher, tenant, who)
     episodes = assert_extraction_recorded(cypher, tenant, who)
@@ -158,7 +158,7 @@ def test_a_locomo_session(former: Former, memory: Memory, tenant: str, cypher: A
     session = [m for m in conv.messages if m.session_id == first]
     memory.ops(tenant).ingest([MessageIn.model_validate(m.model_dump()) for m in session])
     who = session[0].owner
-    report = former.form(tenant, who, first)
+    report = former.form(memory.stores(tenant), who, first)
     assert report.messages == len(session) and report.created >= 1
     assert_each_message_in_one_episode(cypher, tenant, who)
     assert_extraction_recorded(cypher, tenant, who)

@@ -63,7 +63,7 @@ def test_formation_records_each_llm_call_for_its_tenant(
                    prompt_tokens=120, completion_tokens=20)
     srv.reply_json({"facts": [], "profile": []}, prompt_tokens=150, completion_tokens=8)
     try:
-        assert former.form(t, who, "s1").created == 1
+        assert former.form(memory.stores(t), who, "s1").created == 1
         assert (srv.pending, srv.unscripted) == (0, 0)
         body = api.get("/v1/usage", headers=auth("key-a")).json()
         today = datetime.now(UTC).date().isoformat()

@@ -71,7 +71,8 @@ def test_a_tenants_owners_by_name(api: TestClient, memory: Memory, tenant: str) 
                         ((0, "s1"), (1, "s1"), (5, "s2"))])
     tm.facts.observe([ObservationIn.model_validate({
         "owner": "ada", "subject": "ada", "type": "city", "content": "Porto", "explicit": True})])
-    memory.procedural.ingest(tenant, [TraceIn.model_validate(run("cy", 1, "success", ["x"]))])
+    memory.procedural.ingest(memory.stores(tenant),
+                             [TraceIn.model_validate(run("cy", 1, "success", ["x"]))])
     listed = tm.messages.owners()
     assert [(o.owner, o.sessions, o.messages, o.facts, o.traces) for o in listed] == [
         ("ada", 0, 0, 1, 0), ("bea", 2, 3, 0, 0), ("cy", 0, 0, 0, 1)]

@@ -48,7 +48,7 @@ def _stored(memory: Memory, tenant: str, who: str, sessions: int = 2) -> list[Me
     talk = _talk(who, sessions)
     memory.ops(tenant).ingest(talk)
     for s in range(sessions):
-        memory.former.form(tenant, who, f"s{s}")  # windows, for rrf_windows
+        memory.former.form(memory.stores(tenant), who, f"s{s}")  # windows, for rrf_windows
     return talk
 
 

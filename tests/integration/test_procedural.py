@@ -316,7 +316,7 @@ def test_trace_and_skill_jobs_survive_a_killed_worker(settings: Settings,
                   memory.embedder)
     q, o, tenant = JobQueue(fast.store), new_owner(), "tenant-a"
     try:
-        report = fast.procedural.ingest(tenant, [TraceIn.model_validate(
+        report = fast.procedural.ingest(fast.stores(tenant), [TraceIn.model_validate(
             run(o, 1, "success", ["get_order", "cancel_order"]))])
         trace = report.ids[0]
         for step in (FORM_TRACE, FORM_SKILLS):
@@ -327,9 +327,10 @@ def test_trace_and_skill_jobs_survive_a_killed_worker(settings: Settings,
             job = q.get(tenant, dead.id)
             assert job.state == "done" and job.attempts == 2 and job.worker != "dead-worker"
             assert job.result is not None
-        found = fast.procedural.search(tenant, SkillSearch(query="cancel my order", owner=o))
+        found = fast.procedural.search(fast.stores(tenant),
+                                       SkillSearch(query="cancel my order", owner=o))
         assert [s.successes for s in found.skills] == [1]
-        cases = fast.procedural.search(tenant, SkillSearch(query="cancel", owner=o,
+        cases = fast.procedural.search(fast.stores(tenant), SkillSearch(query="cancel", owner=o,
                                                            units="cases"))
         assert [c.trace_id for c in cases.cases] == [trace]
     finally:
@@ -373,7 +374,8 @@ def test_demo_release_run_supports_a_rollback_skill_under_staging(memory: Memory
     try:
         demo.load(memory, tenant)
         demo.load(memory, tenant)  # idempotent
-        found = memory.procedural.search(tenant, SkillSearch(query="rollback recovery staging",
+        found = memory.procedural.search(memory.stores(tenant),
+                                         SkillSearch(query="rollback recovery staging",
                                                              owner="alice"))
         assert len(found.skills) == 1
         skill = found.skills[0]

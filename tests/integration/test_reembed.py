@@ -59,9 +59,11 @@ def test_reembed_to_another_model_and_back(memory: Memory, tenant: str, cypher: 
     who, real = owner(), memory.embedder
     memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TURNS)])
-    memory.former.form(tenant, who, "s1")  # an episode and turn windows, embedded too
+    memory.former.form(memory.stores(tenant),
+                       who, "s1")  # an episode and turn windows, embedded too
     good = ["get_order", "cancel_order"]  # two successful runs: cases and a skill
-    memory.procedural.ingest(tenant, [TraceIn.model_validate(run(who, n, "success", good))
+    memory.procedural.ingest(memory.stores(tenant),
+                             [TraceIn.model_validate(run(who, n, "success", good))
                                       for n in (1, 2)])
     docs = memory.for_tenant(tenant).documents
     for i, text in enumerate(["Glaciers carve valleys.", "Bread rises with yeast.",

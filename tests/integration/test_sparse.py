@@ -51,8 +51,9 @@ def test_formation_gives_each_message_its_pieces_once(sparse_memory: Memory, ten
                                                        cypher: Any) -> None:
     who = owner()
     _talk(sparse_memory, tenant, who)
-    assert sparse_memory.former.form(tenant, who, "s1").sparse == len(TALK)
-    assert sparse_memory.former.form(tenant, who, "s1").sparse == 0  # idempotent
+    assert sparse_memory.former.form(sparse_memory.stores(tenant), who, "s1").sparse == len(TALK)
+    assert sparse_memory.former.form(sparse_memory.stores(tenant),
+                                     who, "s1").sparse == 0  # idempotent
     rows = cypher("MATCH (m:Message {tenant: $tenant, owner: $owner}) "
                   "RETURN m.sparse_model AS model, m.sparse_text AS text", tenant=tenant,
                   owner=who)
@@ -64,7 +65,7 @@ def test_the_sparse_list_finds_what_no_word_of_the_query_matches(
         sparse_memory: Memory, memory: Memory, tenant: str) -> None:
     who = owner()
     ids = _talk(sparse_memory, tenant, who)
-    sparse_memory.former.form(tenant, who, "s1")
+    sparse_memory.former.form(sparse_memory.stores(tenant), who, "s1")
     assert ids[CELLO] not in _search(memory, tenant, who, method="fulltext")
     hits = _search(sparse_memory, tenant, who)
     assert "sparse" in hits[ids[CELLO]]
@@ -84,7 +85,7 @@ def test_the_pieces_are_bound_to_their_tenant(sparse_memory: Memory, tenant: str
     ids = _talk(sparse_memory, tenant, who, ["I sold my bicycle."] * 3)
     theirs = _talk(sparse_memory, other, who)  # the same owner id in another tenant
     for t in (tenant, other):
-        sparse_memory.former.form(t, who, "s1")
+        sparse_memory.former.form(sparse_memory.stores(t), who, "s1")
     try:
         found = _search(sparse_memory, tenant, who)
         assert found and set(found) <= set(ids)
@@ -97,7 +98,7 @@ def test_a_forgotten_message_leaves_the_sparse_list(sparse_memory: Memory,
                                                     tenant: str) -> None:
     who = owner()
     ids = _talk(sparse_memory, tenant, who)
-    sparse_memory.former.form(tenant, who, "s1")
+    sparse_memory.former.form(sparse_memory.stores(tenant), who, "s1")
     sparse_memory.ops(tenant).forget_message(ids[CELLO])
     assert ids[CELLO] not in _search(sparse_memory, tenant, who)
     assert "sparse" in _search(sparse_memory, tenant, who, query="the tax forms").get(ids[7], [])
@@ -107,10 +108,11 @@ def test_messages_stored_before_the_option_are_given_pieces_later(
         sparse_memory: Memory, memory: Memory, tenant: str) -> None:
     who = owner()
     _talk(memory, tenant, who)  # stored and formed with the option off
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     assert sparse_memory.sparse is not None
     assert (tenant, who) in pending_owners(memory.store, "splade-tiny", 100_000)
-    assert give_pieces(memory.store, sparse_memory.sparse, tenant, who, batch=4) == len(TALK)
+    pieces = memory.stores(tenant).sparse
+    assert give_pieces(pieces, sparse_memory.sparse, who, batch=4) == len(TALK)
     assert (tenant, who) not in pending_owners(memory.store, "splade-tiny", 100_000)
     assert "sparse" in _search(sparse_memory, tenant, who)[f"{who}-s1-{CELLO}"]
 
@@ -118,7 +120,7 @@ def test_messages_stored_before_the_option_are_given_pieces_later(
 def test_the_ranker_bench_reads_the_sparse_list(sparse_memory: Memory, tenant: str) -> None:
     who = owner()
     ids = _talk(sparse_memory, tenant, who)
-    sparse_memory.former.form(tenant, who, "s1")
+    sparse_memory.former.form(sparse_memory.stores(tenant), who, "s1")
     probe = Probe(owner=who, query=QUESTION, category=4, gold=(locomo.dia_id(ids[CELLO]),))
     names, samples = collect(sparse_memory, tenant, [probe], "rrf_expand",
                              sparse_memory.recipe())

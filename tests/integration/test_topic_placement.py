@@ -84,7 +84,8 @@ def test_a_new_document_is_placed_and_the_tree_rebuilt_once_enough_changed(
     glaciers = tm.documents.topic(by_group["glaciers"])
     assert [m.id for m in glaciers.members if m.key == "glaciers/0"] == [edited.id]
     assert glaciers.topic.documents == 3 and len(glaciers.members) == 3
-    again = memory.documents.place(tenant, edited.id)  # placed already: nothing to do
+    again = memory.documents.place(memory.stores(tenant),
+                                   edited.id)  # placed already: nothing to do
     assert again["placed"] == [] and not again["rebuild"]
 
 
@@ -94,13 +95,13 @@ def test_a_large_version_is_placed_when_its_embedding_job_ends(
     for group, notes in TOPIC_NOTES.items():
         for i, text in enumerate(notes):
             tm.documents.ingest(DocumentIn(owner="o", key=f"{group}/{i}", content=text))
-    memory.documents.build_topics(tenant, "o")
-    later = Documents(settings.model_copy(update={"document_inline_chunks": 0}), memory.store,
+    memory.documents.build_topics(memory.stores(tenant), "o")
+    later = Documents(settings.model_copy(update={"document_inline_chunks": 0}),
                       memory.embedder)  # every chunk embedded by the worker
-    wrote = later.ingest(tenant, DocumentIn(
+    wrote = later.ingest(memory.stores(tenant), DocumentIn(
         owner="o", key="baking/3", content="Knead the dough, let it rise, bake the bread."))
     assert wrote.state == "embedding"
-    early = memory.documents.place(tenant, wrote.id)  # no embedding yet: not placed
+    early = memory.documents.place(memory.stores(tenant), wrote.id)  # no embedding yet: not placed
     assert early["placed"] == [] and "not embedded" in early["skipped"]
     drain(memory, tenant)
     baking = next(t for t, g in _groups(tm).items() if "baking/0" in g)

@@ -207,7 +207,7 @@ def test_sentence_and_window_vectors_are_stored_as_the_same_floats_on_either_lin
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(memory.store, "vector_rows", recorded)
         _ingest(memory, tenant, who)
-        memory.former.form(tenant, who, "s1")
+        memory.former.form(memory.stores(tenant), who, "s1")
     wanted = {r["id"]: r["embedding"] for rows in sent for r in rows}
     stored = {r["id"]: (r["kind"], r["e"]) for r in cypher(
         "MATCH (s {tenant: $t, owner: $o}) WHERE s:Sentence OR s:Window "
@@ -222,7 +222,7 @@ def test_window_search_is_bound_and_matches_the_exact_scan(memory: Memory, tenan
     who = owner()
     _ingest(memory, tenant, who)
     _ingest(memory, tenant, owner())
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     windows = WindowStore(memory.store, tenant)
     query = _vector(memory, "cello orchestra")
     hits = windows.search("vector", who, 3, 4, 8, Filters(), vector=query)
@@ -270,7 +270,7 @@ def test_a_failed_search_is_answered_by_the_exact_scan(memory: Memory, tenant: s
     who = owner()
     _ingest(memory, tenant, owner())
     _ingest(memory, tenant, who)
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     store = memory.store.tenant(tenant)
     windows = WindowStore(memory.store, tenant)
     failing = _failing_search(memory)

@@ -42,7 +42,7 @@ def test_formation_builds_3_and_5_turn_windows(memory: Memory, tenant: str,
                                                cypher: Any) -> None:
     who = owner()
     _ingest(memory, tenant, who)
-    report = memory.former.form(tenant, who, "s1")
+    report = memory.former.form(memory.stores(tenant), who, "s1")
     rows = _windows(cypher, tenant, who)
     sizes = sorted(r["size"] for r in rows)
     assert sizes == [3] * 8 + [5] * 6 and report.windows == 14
@@ -50,13 +50,13 @@ def test_formation_builds_3_and_5_turn_windows(memory: Memory, tenant: str,
     for r in rows:
         assert r["covered"] == r["ids"] and len(r["ids"]) == r["size"]
         assert _consecutive(r["ids"], chain)
-    assert memory.former.form(tenant, who, "s1").windows == 0  # idempotent
+    assert memory.former.form(memory.stores(tenant), who, "s1").windows == 0  # idempotent
 
 
 def test_rrf_windows_finds_the_turn_through_windows(memory: Memory, tenant: str) -> None:
     who = owner()
     _ingest(memory, tenant, who)
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     res = memory.ops(tenant).search(SearchRequest(query="Matterhorn trail", owner=who,
                                               method="rrf_windows", k=1))
     nuclei = [h for h in res.hits if h.nucleus]
@@ -75,7 +75,7 @@ def test_windows_are_bound_to_their_tenant(memory: Memory, tenant: str) -> None:
     other = tenant + "-other"
     for t in (tenant, other):
         _ingest(memory, t, who)
-        memory.former.form(t, who, "s1")
+        memory.former.form(memory.stores(t), who, "s1")
     mine = WindowStore(memory.store, tenant).session_ids(who, "s1")
     theirs = WindowStore(memory.store, other).session_ids(who, "s1")
     assert len(mine) == len(theirs) == 14
@@ -95,7 +95,7 @@ def test_windows_are_deleted_with_their_owner(memory: Memory, tenant: str,
                                               cypher: Any) -> None:
     who = owner()
     _ingest(memory, tenant, who)
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     report = memory.ops(tenant).delete_owner(who)
     assert report.windows == 14
     assert _windows(cypher, tenant, who) == []
@@ -107,12 +107,12 @@ def test_a_late_message_rebuilds_the_windows_around_it(memory: Memory, tenant: s
                                                        cypher: Any) -> None:
     who = owner()
     _ingest(memory, tenant, who)
-    memory.former.form(tenant, who, "s1")
+    memory.former.form(memory.stores(tenant), who, "s1")
     before = {r["id"] for r in _windows(cypher, tenant, who)}
     late = msg(99, who, text="Oh, and I forgot my camera at the hut.")
     late["timestamp"] = (T0 + timedelta(seconds=30 * 3 + 10)).isoformat()  # between 3 and 4
     memory.ops(tenant).ingest([MessageIn.model_validate(late)])
-    report = memory.former.form(tenant, who, "s1")
+    report = memory.former.form(memory.stores(tenant), who, "s1")
     rows = _windows(cypher, tenant, who)
     chain = _chain(cypher, tenant, who)
     assert len(chain) == 11 and chain.index(late["id"]) == 4

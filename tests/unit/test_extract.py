@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic import SecretStr
@@ -25,6 +25,7 @@ from graphmem.formation.extract import (
 )
 from graphmem.llm import JsonMode, LLMClient, LLMFailure, LLMSettings, MalformedReply
 from graphmem.models import Message
+from graphmem.store import TenantStores
 from tests.support.scripted_openai import ScriptedOpenAIServer
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -288,32 +289,36 @@ def test_parse_when_refuses_words() -> None:
 
 # --- writing through the Linker ----------------------------------------------------------------
 
+T1 = cast(TenantStores, "t1's stores")
+"""Stands for one tenant's stores: the stub only hands it back."""
+
+
 class RecordingFacts:
     """Stub of `Facts`: records the writes it is handed, answers one FactWrite each."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, str, list[Any]]] = []
+        self.calls: list[tuple[str, TenantStores, list[Any]]] = []
 
-    def observe(self, tenant: str, observations: Sequence[ObservationIn],
+    def observe(self, stores: TenantStores, observations: Sequence[ObservationIn],
                 visible: frozenset[str] | None = None,
                 by: str | None = None) -> list[FactWrite]:
         assert by == "extraction"
-        self.calls.append(("observe", tenant, list(observations)))
+        self.calls.append(("observe", stores, list(observations)))
         return [FactWrite(id=f"o{i}", action="created") for i, _ in enumerate(observations)]
 
-    def profile_ops(self, tenant: str, ops: Sequence[ProfileOp],
+    def profile_ops(self, stores: TenantStores, ops: Sequence[ProfileOp],
                     visible: frozenset[str] | None = None,
                     by: str | None = None) -> list[FactWrite]:
         assert by == "extraction"
-        self.calls.append(("profile_ops", tenant, list(ops)))
+        self.calls.append(("profile_ops", stores, list(ops)))
         return [FactWrite(id=f"p{i}", action="created") for i, _ in enumerate(ops)]
 
 
 def test_apply_hands_the_checked_writes_to_the_linker() -> None:
     facts, extraction = RecordingFacts(), Extraction.model_validate(GOOD)
-    report = apply(facts, "t1", "caroline", STRETCH, extraction)
+    report = apply(facts, T1, "caroline", STRETCH, extraction)
     observations, ops, _ = to_writes(extraction, "caroline", STRETCH)
-    assert facts.calls == [("observe", "t1", observations), ("profile_ops", "t1", ops)]
+    assert facts.calls == [("observe", T1, observations), ("profile_ops", T1, ops)]
     assert [w.id for w in report.fact_writes] == ["o0", "o1"]
     assert [w.id for w in report.profile_writes] == ["p0", "p1", "p2"]
 
@@ -321,6 +326,6 @@ def test_apply_hands_the_checked_writes_to_the_linker() -> None:
 def test_apply_skips_empty_writes() -> None:
     facts = RecordingFacts()
     only_fact = Extraction.model_validate({"facts": [FACT], "profile": []})
-    apply(facts, "t1", "caroline", STRETCH, only_fact)
-    apply(facts, "t1", "caroline", STRETCH, Extraction(facts=[], profile=[]))
+    apply(facts, T1, "caroline", STRETCH, only_fact)
+    apply(facts, T1, "caroline", STRETCH, Extraction(facts=[], profile=[]))
     assert [c[0] for c in facts.calls] == ["observe"]

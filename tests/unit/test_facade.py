@@ -33,6 +33,7 @@ class OpsOnMock:
 
     def __init__(self, parts: Any, tenant: str) -> None:
         self._parts, self.tenant = parts, tenant
+        self.stores = tenant  # stands for the tenant's stores, which the services are given
 
     def __getattr__(self, name: str) -> Any:
         return functools.partial(getattr(self._parts, name), self.tenant)

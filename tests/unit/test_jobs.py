@@ -136,9 +136,14 @@ class FakeQueue:
         return job
 
 
+class FakeStore:
+    def tenant_stores(self, tenant: str) -> tuple[str, str]:
+        return ("stores of", tenant)
+
+
 class FakeMemory:
     settings = Settings()
-    store = None
+    store = FakeStore()
     former = procedural = documents = None  # what a handler's JobContext holds
 
 
@@ -188,14 +193,16 @@ def test_form_session_handler_without_formation_fails_permanently(
 
 
 def test_form_session_handler_delegates_to_formation(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[tuple[Any, Job]] = []
+    calls: list[tuple[Any, Any, Job]] = []
     fake = types.ModuleType("graphmem.formation.run")
-    fake.form_session = lambda memory, j: calls.append((memory, j))  # type: ignore[attr-defined]
+    fake.form_session = lambda former, stores, j: calls.append(  # type: ignore[attr-defined]
+        (former, stores, j))
     monkeypatch.setitem(sys.modules, "graphmem.formation.run", fake)
     former, j = object(), job()
-    ctx = JobContext(former, None, None)  # type: ignore[arg-type]
+    ctx = JobContext(former, None, None, FakeStore())  # type: ignore[arg-type]
     DEFAULT_HANDLERS[FORM_SESSION](ctx, j)
-    assert calls == [(former, j)]  # the handler is given the worker's Former, not the Memory
+    # the handler is given the worker's Former and the job's tenant's stores, not the Memory
+    assert calls == [(former, ("stores of", j.tenant), j)]
 
 
 def test_run_forever_outlives_queue_errors() -> None:

@@ -5,6 +5,7 @@ from any surface, or one a surface has and the table lacks, fails here."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import re
 import typing
@@ -119,7 +120,25 @@ def test_the_mcp_tools_are_the_declared_ones() -> None:
 
 
 def test_the_routes_are_typed_end_to_end() -> None:
-    """Module-level routers over a typed dependency (`api.deps.TenantMem`): nothing in api/
+    """Module-level routers over a typed dependency (`api.deps.tenant_memory`): nothing in api/
     needs to silence the type checker."""
     api = Path(__file__).parents[2] / "api"
     assert [p.name for p in sorted(api.glob("*.py")) if "type: ignore" in p.read_text()] == []
+
+
+def test_every_route_names_the_type_of_the_memory_it_takes() -> None:
+    """A route's ``mem`` is ``Annotated[TenantMemory, Depends(tenant_memory)]`` where the route
+    is written (not an alias from elsewhere), so a reader, or a tool that follows a request
+    from its route down to the store, sees which facade it calls."""
+    api = Path(__file__).parents[2] / "api"
+    seen, wrong = 0, []
+    for path in sorted(api.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for arg in node.args.args:
+                    if arg.arg == "mem":
+                        seen += 1
+                        written = ast.unparse(arg.annotation) if arg.annotation else ""
+                        if written != "Annotated[TenantMemory, Depends(tenant_memory)]":
+                            wrong.append(f"{path.name}:{node.name}: {written}")
+    assert seen >= 40 and wrong == []

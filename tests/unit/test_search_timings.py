@@ -3,12 +3,13 @@ token."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
 from graphmem.models import SearchRequest
 from graphmem.retrieval import Recipe, recipe
-from graphmem.retrieval.search import STAGES, Runtime, Stores, search
+from graphmem.retrieval.search import STAGES, Runtime, search
 from graphmem.store import Filters, TenantStore, Windows
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
@@ -51,10 +52,19 @@ class FakeStore:
         return Windows({i: list(self.ids) for i in ids}, {("m0", "m1"), ("m1", "m2")}, records)
 
 
+@dataclass(frozen=True)
+class FakeStores:
+    """The stores a search reads (`graphmem.retrieval.search.Stores`)."""
+
+    messages: TenantStore
+    facts: FactStore
+    episodes: EpisodeStore
+
+
 def _search(req: SearchRequest, timings: dict[str, float] | None = None,
             rs: Recipe | None = None) -> Any:
-    stores = Stores(cast(TenantStore, FakeStore()), cast(FactStore, None),
-                    cast(EpisodeStore, None))
+    stores = FakeStores(cast(TenantStore, FakeStore()), cast(FactStore, None),
+                        cast(EpisodeStore, None))
     return search(stores, rs or recipe(req.method), req, Runtime(FakeEmbedder()), timings)
 
 

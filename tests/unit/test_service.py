@@ -15,6 +15,7 @@ from graphmem.errors import StoreUnavailable
 from graphmem.models import ContextRequest, SearchRequest, SearchResult
 from graphmem.retrieval.deciders import OfflineDecider
 from graphmem.service import Memory
+from graphmem.store import Store
 from graphmem.tenant_ops import TenantOps
 
 
@@ -22,7 +23,7 @@ def _ops(search: Any) -> TenantOps:
     """Tenant acme's operations over stand-in parts, its searches ``search``."""
     mem = Memory.__new__(Memory)
     mem.settings, mem.sparse, mem.embedder = Settings(), None, None  # type: ignore[assignment]
-    mem.store = None  # type: ignore[assignment]
+    mem.store = Store.__new__(Store)  # never connected: the searches are stand-ins
     mem.units = ThreadPoolExecutor(4)
     ops = TenantOps(mem, "acme")
     ops.search = lambda req, recipe=None, *, embedder=None, timings=None: search(  # type: ignore[method-assign]

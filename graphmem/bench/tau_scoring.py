@@ -6,7 +6,9 @@
 * Retrieval for one query: the share of the task's ground-truth write actions among the steps
   of the top k skills (`covered`), and the precision of the writes those skills recommend
   (`precision`: the share of their write steps the task makes); the ceiling is the best a
-  perfect choice of k skills among those formed would cover (`best_of`).
+  perfect choice of k skills among those formed would cover (`best_of`); how much of the task's
+  writes the request names and some skill formed makes (`named`) says how far recommending
+  only what is asked can go.
 * Cross-validation of the clustering weight: the weight best on the training runs
   (`margin`: ARI against the kind plus ARI against the task, less ARI against the customer) is
   scored on the test runs.
@@ -23,7 +25,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphmem.procedural.clustering import Point, adjusted_rand_index, cluster
-from graphmem.procedural.models import Action, Skill
+from graphmem.procedural.models import Action, Skill, SkillStep
+from graphmem.procedural.recommend import action_match
 from graphmem.procedural.steps import writes
 
 LABELS = ("task", "kind", "customer")
@@ -132,6 +135,15 @@ def best_of(gold: set[str], skills: Sequence[Skill], k: int) -> float:
         return 0.0
     return max(covered(gold, list(chosen))
                for chosen in itertools.combinations(useful, min(k, len(useful))))
+
+
+def named(gold: set[str], request: str, skills: Sequence[Skill]) -> float:
+    """The share of ``gold`` that some skill among ``skills`` makes and that ``request`` names
+    (the write's verb or a plain synonym of it, `graphmem.procedural.recommend.action_match`):
+    a diagnostic of the data, not a bound (a skill may also carry writes nobody named)."""
+    asked = {w for w in recommended(skills)
+             if action_match(request, [SkillStep(tool=w, writes=True, support=1)]) > 0}
+    return len(gold & asked) / len(gold)
 
 
 def best_single(gold: set[str], skills: Sequence[Skill]) -> float:

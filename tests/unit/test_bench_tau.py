@@ -63,6 +63,17 @@ def test_precision_is_the_share_of_recommended_writes_the_task_makes() -> None:
     assert score.precision(gold, []) is None
 
 
+def test_named_is_the_share_of_the_tasks_writes_the_request_names_and_a_skill_makes() -> None:
+    from graphmem.bench import tau_scoring as score
+
+    gold = {"cancel_reservation", "book_reservation"}
+    skills = [_skill("get_user", "cancel_reservation"), _skill("book_reservation")]
+    assert score.named(gold, "Please cancel my trip", skills) == 0.5  # booking not named
+    assert score.named(gold, "Cancel it and book another flight", skills) == 1.0
+    assert score.named(gold, "Book a new flight", skills[:1]) == 0.0  # no skill books
+    assert score.named(gold, "What is my balance?", skills) == 0.0
+
+
 def test_the_ceiling_is_the_best_choice_of_k_skills_formed() -> None:
     from graphmem.bench import tau_scoring as score
 
@@ -108,15 +119,16 @@ def test_the_weight_is_chosen_on_the_training_runs_and_scored_on_the_test_runs()
 
 
 def test_summary_weighs_every_query_alike() -> None:
-    per_task = {"1": {"gold": ["a"], "queries": 1, "ceiling": {"1": 1.0, "3": 1.0},
+    per_task = {"1": {"gold": ["a"], "queries": 1, "ceiling": {"1": 1.0, "3": 1.0}, "named": 1.0,
                       "recall_1": 1.0, "recall_3": 1.0, "precision_1": [1.0],
                       "precision_3": [0.5]},
-                "2": {"gold": ["b"], "queries": 3, "ceiling": {"1": 0.0, "3": 1.0},
+                "2": {"gold": ["b"], "queries": 3, "ceiling": {"1": 0.0, "3": 1.0}, "named": 0.0,
                       "recall_1": 0.0, "recall_3": 1.0, "precision_1": [0.0, 0.0],
                       "precision_3": [1 / 3, 1 / 3, 1 / 3]}}
     got = tau.summary(per_task, 2, [1.0, 2.0])
     assert got["action_recall"] == {"1": 0.25, "3": 1.0}
     assert got["ceiling"] == {"1": 0.25, "3": 1.0} and got["best_available"] == 0.25
+    assert got["named"] == 0.25
     assert got["precision"]["1"] == 1 / 3 and got["precision_queries"] == {"1": 3, "3": 4}
     assert got["queries"] == 4 and got["tasks_without_writes"] == 2
     assert got["per_task"]["1"]["precision"] == {"1": 1.0, "3": 0.5}

@@ -119,7 +119,7 @@ class Messages(_Bound):
     def ingest(self, messages: list[MessageIn]) -> IngestReport:
         """Store one batch in one transaction (idempotent per message id)."""
         self._check(messages)
-        return self._ops.ingest(messages, self._caller)
+        return self._ops.ingest_messages(messages, self._caller)
 
     def ingest_many(self, batches: Iterable[list[MessageIn]]) -> Iterator[IngestReport]:
         """Bulk ingest, embedding the next batch while the previous one commits."""
@@ -242,7 +242,7 @@ class Episodes(_Bound):
     def search(self, query: str, owner: str, k: int = 10) -> SearchResult:
         """The best episodes for ``query``, each with its source messages."""
         req = SearchRequest(query=query, owner=self._access.owner(owner), k=k, units="episodes")
-        return self._ops.search(req)
+        return self._ops.search_units(req)
 
 
 class Jobs(_Bound):
@@ -460,7 +460,7 @@ class TenantMemory:
         """Hybrid recall (see the README's "Retrieval"); ``recipe``: another than the request's
         (`Memory.recipe`); ``timings``: milliseconds per stage are added to it."""
         self.access.owner(req.owner)
-        return self._ops.search(req, recipe, timings=timings)
+        return self._ops.search_units(req, recipe, timings=timings)
 
     def context(self, req: ContextRequest) -> ContextResult:
         """What to put in a prompt about ``req.query``: facts, episodes and messages packed

@@ -13,12 +13,14 @@ from graphmem import metrics
 from graphmem.answer.reader import ReaderNotConfigured
 from graphmem.documents import recall
 from graphmem.documents.models import ChunkHit, ChunkResult, ChunkSearch
+from graphmem.documents.service import Documents
 from graphmem.embeddings import Embedder, QueryMemo
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.lifecycle import export
 from graphmem.lifecycle.export import OwnerExport
 from graphmem.lifecycle.forget import ForgetReport, forget, forget_matching, forget_session
 from graphmem.llm.usage import UsageDay, UsageReport, tenant_scope
+from graphmem.messages.ingest import Ingestor
 from graphmem.models import (
     AnswerRequest,
     AnswerResult,
@@ -57,9 +59,10 @@ class TenantOps:
 
     # --- messages -----------------------------------------------------------------------------
     @metrics.observe_ingest
-    def ingest(self, messages: list[MessageIn],
-               by: str | None = None) -> IngestReport:
-        return self._parts.ingestor.ingest(self.store, messages, by)
+    def ingest_messages(self, messages: list[MessageIn],
+                        by: str | None = None) -> IngestReport:
+        ingestor: Ingestor = self._parts.ingestor
+        return ingestor.ingest_batch(self.store, messages, by)
 
     @metrics.observe_ingest_many
     def ingest_many(
@@ -157,26 +160,32 @@ class TenantOps:
         return UsageReport.of([UsageDay.model_validate(r) for r in rows])
 
     @metrics.observe_search
-    def search(
+    def search_units(
         self, req: SearchRequest, recipe: Recipe | None = None, *,
         embedder: Embedder | None = None, timings: dict[str, float] | None = None,
     ) -> SearchResult:
         """``embedder``: the model to embed the query with (default: this Memory's); `context`
         passes one `QueryMemo` to its searches so the question is embedded once. ``timings``:
         milliseconds per stage are added to it (`graphmem.retrieval.search.STAGES`)."""
-        if req.units == "chunks":  # the documents' own search, its result in the shared shape
-            docs = self._parts.documents
-            asked = self._in_topic(recall.chunk_search(req), req.topic)
-            found = ChunkResult(query=req.query, chunks=[]) if asked is None else (
-                docs if embedder is None else docs.with_embedder(embedder)).search(
-                self.stores, asked, timings)
-            return recall.search_result(req, found)
+        if req.units == "chunks":
+            return self._search_chunks(req, embedder, timings)
         parts = self._parts
         recipe = recipe or parts.recipe(req.method, req.preset)
         runtime = Runtime(embedder or parts.embedder, parts.search_pool, parts.sparse,
                           parts.decider(recipe) if req.method == "iterative" else None)
         with tenant_scope(self.tenant):  # the decider's LLM calls are the tenant's
             return search(self.stores, recipe, req, runtime, timings)
+
+    def _search_chunks(self, req: SearchRequest, embedder: Embedder | None,
+                       timings: dict[str, float] | None) -> SearchResult:
+        """Unit ``chunks``: the documents' own search, its result in the shared shape."""
+        docs: Documents = self._parts.documents
+        if embedder is not None:
+            docs = docs.with_embedder(embedder)
+        asked = self._in_topic(recall.chunk_search(req), req.topic)
+        found = (ChunkResult(query=req.query, chunks=[]) if asked is None
+                 else docs.search(self.stores, asked, timings))
+        return recall.search_result(req, found)
 
     # --- for agents: the context to put in a prompt, and answers from it ------------------------
     def context(self, req: ContextRequest) -> ContextResult:
@@ -190,9 +199,9 @@ class TenantOps:
         def searches(reqs: Sequence[SearchRequest]) -> list[SearchResult]:
             """The unit searches side by side (the first on this thread); the query is embedded
             once, by whichever gets to it first (`QueryMemo`)."""
-            later = [self._parts.units.submit(self.search, r, None, embedder=memo)
+            later = [self._parts.units.submit(self.search_units, r, None, embedder=memo)
                      for r in reqs[1:]]
-            first = [self.search(reqs[0], None, embedder=memo)] if reqs else []
+            first = [self.search_units(reqs[0], None, embedder=memo)] if reqs else []
             return first + [f.result() for f in later]
 
         now = datetime.now(UTC)

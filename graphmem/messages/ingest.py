@@ -21,7 +21,7 @@ from graphmem.entities.extract import message_mentions as mention_rows
 from graphmem.errors import Conflict, InvalidInput, TooLarge
 from graphmem.messages import metadata, temporal
 from graphmem.models import IngestReport, MessageIn
-from graphmem.store import TenantStore
+from graphmem.store.tenant import TenantStore
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 MAX_UNIT_WORDS = 80
@@ -200,8 +200,8 @@ class Ingestor:
         self._settings = settings
         self._embedder = embedder
 
-    def ingest(self, store: TenantStore, batch: list[MessageIn],
-               by: str | None = None) -> IngestReport:
+    def ingest_batch(self, store: TenantStore, batch: list[MessageIn],
+                     by: str | None = None) -> IngestReport:
         """Store one batch; ``by``: who sends it (kept as each new message's ``recorded_by``)."""
         return self.write(store, self.embed(store, batch), by)
 

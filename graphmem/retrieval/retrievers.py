@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from graphmem.store import Filters, TenantStore
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
 from graphmem.store.sparse import SparseStore
+from graphmem.store.tenant import Filters, TenantStore
 from graphmem.store.windows import WindowStore
 
 Index = Literal["vector", "fulltext", "sparse"]

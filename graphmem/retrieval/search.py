@@ -42,11 +42,11 @@ from graphmem.retrieval.retrievers import (
     WindowRetriever,
     index_of,
 )
-from graphmem.store import Filters, TenantStore, Windows
 from graphmem.store.core import Row
 from graphmem.store.entities import EntityStore
 from graphmem.store.episodes import EpisodeStore
 from graphmem.store.facts import FactStore
+from graphmem.store.tenant import Filters, TenantStore, Windows
 from graphmem.store.windows import WindowStore
 
 Timings = dict[str, float]

@@ -121,7 +121,7 @@ def wait_for(check: Callable[[], T], timeout: float = 15.0) -> T:
 
 
 def ingest(mem: Memory, tenant: str, *messages: dict[str, Any]) -> None:
-    mem.ops(tenant).ingest([MessageIn.model_validate(m) for m in messages])
+    mem.ops(tenant).ingest_messages([MessageIn.model_validate(m) for m in messages])
 
 
 @contextmanager

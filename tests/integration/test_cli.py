@@ -98,7 +98,7 @@ def test_schema_apply_loads_no_model(env: None, memory: Memory) -> None:
 
 def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> None:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who)) for i in range(3)])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who)) for i in range(3)])
     runner = CliRunner()
     target = f"{who}-s1-1"
     r = runner.invoke(app, ["forget", "message", target, "--tenant", "someone-else"])
@@ -144,7 +144,7 @@ def test_forget_and_audit_via_cli(env: None, memory: Memory, tenant: str) -> Non
 def test_forget_messages_and_search_by_metadata_via_cli(env: None, memory: Memory,
                                                          tenant: str) -> None:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(
         i, who, text=f"note {i} on the glacier hike", metadata={"n": i % 3})) for i in range(6)])
     runner = CliRunner()
     r = runner.invoke(app, ["search", "glacier hike", "--owner", who, "--meta", "n=1",
@@ -164,7 +164,7 @@ def test_forget_messages_and_search_by_metadata_via_cli(env: None, memory: Memor
 def test_export_an_owner_via_cli(env: None, memory: Memory, tenant: str,
                                  tmp_path: Path) -> None:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, metadata={"n": i}))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, metadata={"n": i}))
                            for i in range(3)])
     runner = CliRunner()
     r = runner.invoke(app, ["export", "--owner", who, "--tenant", tenant])
@@ -182,7 +182,7 @@ def test_export_an_owner_via_cli(env: None, memory: Memory, tenant: str,
 
 def test_retry_extraction_via_cli(env: None, memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who)) for i in range(2)])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who)) for i in range(2)])
     runner = CliRunner()
     r = runner.invoke(app, ["retry-extraction", "--tenant", tenant])
     assert r.exit_code == 0, r.output
@@ -202,7 +202,7 @@ def test_worker_for_one_tenant(env: None, memory: Memory) -> None:
     mine, theirs = f"t-{uuid.uuid4().hex[:10]}", f"t-{uuid.uuid4().hex[:10]}"
     for t in (mine, theirs):
         who = owner()
-        memory.ops(t).ingest([MessageIn.model_validate(msg(i, who)) for i in range(2)])
+        memory.ops(t).ingest_messages([MessageIn.model_validate(msg(i, who)) for i in range(2)])
     r = CliRunner().invoke(app, ["worker", "--once", "--tenant", mine])
     assert r.exit_code == 0, r.output
     assert memory.jobs.counts(mine).get("done") == 1

@@ -26,7 +26,7 @@ TALK = [
 
 def _ingest(memory: Memory, tenant: str, who: str, talk: list[tuple[int, str, str]] = TALK,
             prefix: str = "") -> None:
-    memory.ops(tenant).ingest([MessageIn.model_validate(
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(
         msg(i, who, session=s, text=t, id=f"{prefix}{who}-{i}")) for i, s, t in talk])
 
 
@@ -74,17 +74,17 @@ def test_graph_method_adds_the_pagerank_list(memory: Memory, tenant: str) -> Non
     req = SearchRequest(query="What did Ana do with the bowl?", owner=who, method="graph",
                         max_messages=6)
     timings: dict[str, float] = {}
-    res = memory.ops(tenant).search(req, timings=timings)
+    res = memory.ops(tenant).search_units(req, timings=timings)
     assert res.method == "graph" and res.hits
     assert any("graph" in h.rules for h in res.hits)
     assert "rerank" in timings  # its own learned ranker: the lists and the PageRank list
     ids = {h.id for h in res.hits}
     assert f"{who}-4" in ids  # the kiln turn: Ana and the bowl
-    plain = memory.ops(tenant).search(req.model_copy(update={"method": "rrf_expand"}))
+    plain = memory.ops(tenant).search_units(req.model_copy(update={"method": "rrf_expand"}))
     assert all("graph" not in h.rules for h in plain.hits)
     # preset deep: the walk joins rrf_windows (and any expanding method) too
     timings = {}
-    deep = memory.ops(tenant).search(req.model_copy(update={"method": "rrf_windows",
+    deep = memory.ops(tenant).search_units(req.model_copy(update={"method": "rrf_windows",
                                                         "preset": "deep"}), timings=timings)
     assert "rerank" in timings
     assert any("graph" in h.rules for h in deep.hits) and f"{who}-4" in {h.id for h in deep.hits}
@@ -102,7 +102,7 @@ def test_entities_are_bound_to_their_tenant(memory: Memory, tenant: str, cypher:
     got = EntityStore(memory.store, other).neighbourhood(
         who, [f"{who}-0", f"{who}-4"], ["ana", "pottery"], 30, 40, 10)
     assert got["messages"] == [] and got["entities"] == [] and got["mentions"] == []
-    res = memory.ops(other).search(SearchRequest(query="Ana pottery bowl kiln", owner=who,
+    res = memory.ops(other).search_units(SearchRequest(query="Ana pottery bowl kiln", owner=who,
                                              method="graph", max_messages=10))
     assert {h.id for h in res.hits} <= {f"b-{who}-0", f"b-{who}-1"}
     # tenant A's own reads see them

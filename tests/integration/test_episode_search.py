@@ -24,7 +24,7 @@ TALK = [
 
 def test_event_dates_are_stored(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(0, who, text=TALK[0]))])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(0, who, text=TALK[0]))])
     row = cypher("MATCH (m:Message {tenant: $t}) RETURN m.event_starts AS s, m.event_ends AS e",
                  t=tenant)[0]
     assert [d.to_native() for d in row["s"]] == [date(2023, 5, 7)]
@@ -33,29 +33,29 @@ def test_event_dates_are_stored(memory: Memory, tenant: str, cypher: Any) -> Non
 
 def test_context_shows_resolved_dates(memory: Memory, tenant: str) -> None:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TALK)])
     req = SearchRequest(query="pottery class", owner=who, k=1)
-    res = memory.ops(tenant).search(req)
+    res = memory.ops(tenant).search_units(req)
     assert "yesterday [2023-05-07]" in res.context
     assert all("[2023-05-07]" not in h.text for h in res.hits)  # the stored text is unchanged
-    raw = memory.ops(tenant).search(req, recipe("rrf_expand").with_(normalise_time=False))
+    raw = memory.ops(tenant).search_units(req, recipe("rrf_expand").with_(normalise_time=False))
     assert "[2023-05-07]" not in raw.context
 
 
 def test_episodes_unit(memory: Memory, tenant: str) -> None:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TALK)])
     memory.former.form(memory.stores(tenant), who, "s1")
-    res = memory.ops(tenant).search(SearchRequest(query="what happened to the car alternator",
+    res = memory.ops(tenant).search_units(SearchRequest(query="what happened to the car alternator",
                                               owner=who, units="episodes", k=1))
     assert len(res.episodes) == 1
     episode = res.episodes[0]
     assert [h.id for h in res.hits] == episode.messages
     assert all(h.rules == ["episode"] for h in res.hits)
     assert any("alternator" in h.text for h in res.hits)
-    budgeted = memory.ops(tenant).search(SearchRequest(query="pottery and the car", owner=who,
+    budgeted = memory.ops(tenant).search_units(SearchRequest(query="pottery and the car", owner=who,
                                                    units="episodes", max_messages=3))
     assert len(budgeted.episodes) == 1  # the first episode is kept whole, the budget is honest
     assert len(budgeted.hits) == len(budgeted.episodes[0].messages)
@@ -66,14 +66,14 @@ def test_as_of_leaves_out_episodes_told_after_it(memory: Memory, tenant: str) ->
     last turn, reported_until): a session a day later, or one still going on at t, is not."""
     who = owner()
     later = (T0 + timedelta(days=1)).isoformat()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TALK[:4])])
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, "s2", text=t, timestamp=later))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, "s2", text=t, timestamp=later))
                            for i, t in enumerate(TALK[4:])])
     memory.former.form(memory.stores(tenant), who, "s1")
     memory.former.form(memory.stores(tenant), who, "s2")
     query = "the pottery class and the car alternator"
-    every = memory.ops(tenant).search(SearchRequest(query=query, owner=who, units="episodes", k=5))
+    every = memory.ops(tenant).search_units(SearchRequest(query=query, owner=who, units="episodes", k=5))
     told = {e.id: max(h.timestamp for h in every.hits if h.id in e.messages)
             for e in every.episodes}
     assert {t.date() for t in told.values()} == {date(2023, 5, 8), date(2023, 5, 9)}
@@ -81,12 +81,12 @@ def test_as_of_leaves_out_episodes_told_after_it(memory: Memory, tenant: str) ->
     for method in ("rrf", "vector", "fulltext"):
         asked = SearchRequest(query=query, owner=who, units="episodes", k=5, method=method,
                               as_of=first_over)
-        res = memory.ops(tenant).search(asked)
+        res = memory.ops(tenant).search_units(asked)
         assert res.episodes and all(told[e.id] <= first_over for e in res.episodes)
         assert all(h.timestamp <= first_over for h in res.hits)
         assert "alternator" not in res.context
         before = asked.model_copy(update={"as_of": first_over - timedelta(seconds=1)})
-        assert all(told[e.id] < first_over for e in memory.ops(tenant).search(before).episodes)
+        assert all(told[e.id] < first_over for e in memory.ops(tenant).search_units(before).episodes)
 
 
 def test_query_time_boosts_and_restricts(memory: Memory, tenant: str) -> None:
@@ -95,7 +95,7 @@ def test_query_time_boosts_and_restricts(memory: Memory, tenant: str) -> None:
     who = owner()
     may = datetime(2023, 5, 10, 12, tzinfo=UTC)
     june = datetime(2023, 6, 20, 12, tzinfo=UTC)
-    memory.ops(tenant).ingest([
+    memory.ops(tenant).ingest_messages([
         MessageIn(id=f"{who}-a", owner=who, session_id="may", speaker="ann",
                   text="We went hiking in the hills.", timestamp=may),
         MessageIn(id=f"{who}-b", owner=who, session_id="june", speaker="ann",
@@ -108,11 +108,11 @@ def test_query_time_boosts_and_restricts(memory: Memory, tenant: str) -> None:
     def ids(hint: str) -> list[str]:
         req = SearchRequest(query="hiking in May 2023", owner=who, method="rrf", k=3,
                             time_hint=hint, as_of=now)  # type: ignore[arg-type]
-        return [h.id for h in sorted(memory.ops(tenant).search(req).hits, key=lambda h: -h.score)]
+        return [h.id for h in sorted(memory.ops(tenant).search_units(req).hits, key=lambda h: -h.score)]
 
     boosted = ids("boost")  # a (sent in May) and c (about May) before b, though b says hiking twice
     assert set(boosted[:2]) == {f"{who}-a", f"{who}-c"} and boosted[2] == f"{who}-b"
-    top = memory.ops(tenant).search(SearchRequest(query="hiking in May 2023", owner=who,
+    top = memory.ops(tenant).search_units(SearchRequest(query="hiking in May 2023", owner=who,
                                               method="rrf", k=1, as_of=now)).hits[0]
     assert "time" in top.rules
     assert set(ids("restrict")) == {f"{who}-a", f"{who}-c"}  # c says "last month" in June
@@ -124,7 +124,7 @@ def test_forgetting_an_owner_removes_derived_memory(memory: Memory, tenant: str,
     from graphmem.facts.models import ObservationIn
 
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TALK)])
     memory.former.form(memory.stores(tenant), who, "s1")
     memory.facts.observe(memory.stores(tenant), [ObservationIn(owner=who, subject=who, type="car",

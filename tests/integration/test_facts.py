@@ -37,7 +37,7 @@ def test_release_example(memory: Memory, tenant: str) -> None:
     """A rollback test fails on March 10; March 12 requires rollback verification (r1); March 18
     requires it in a production-like setup (r2)."""
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in [
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(m) for m in [
         msg(0, who, text="The rollback test failed.", timestamp=day(10).isoformat()),
         msg(1, who, text="No launch without rollback verification.", timestamp=day(12).isoformat()),
         msg(2, who, text="Verify rollback in a production-like setup.",
@@ -67,7 +67,7 @@ def test_release_example(memory: Memory, tenant: str) -> None:
 
 def test_same_content_adds_support(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who)) for i in range(2)])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who)) for i in range(2)])
     a = memory.facts.observe(memory.stores(tenant),
                              [obs(who, "Lives in Lisbon", day(1), type="city",
                                           sources=[f"{who}-s1-0"])])[0]
@@ -272,23 +272,23 @@ def test_search_units(memory: Memory, tenant: str) -> None:
     from graphmem.models import SearchRequest
 
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(0, who, text="We adopted a puppy."))])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(0, who, text="We adopted a puppy."))])
     memory.facts.observe(memory.stores(tenant), [
         obs(who, "a beagle called Luna", day(1), subject=who, type="pet"),
         obs(who, "Lisbon", day(1), subject=who, type="city"),
         obs(who, "Porto", day(2), subject=who, type="city"),
     ])
-    res = memory.ops(tenant).search(SearchRequest(
+    res = memory.ops(tenant).search_units(SearchRequest(
         query="what pet does she have, a puppy?", owner=who, units="both", k=2))
     assert res.hits and res.observations
     assert res.observations[0].content == "a beagle called Luna"
     assert [r.unit for r in res.interleaved][:2] == ["message", "observation"]
     assert res.context.startswith("## facts") and "puppy" in res.context
-    cities = memory.ops(tenant).search(SearchRequest(query="which city", owner=who,
+    cities = memory.ops(tenant).search_units(SearchRequest(query="which city", owner=who,
                                                  units="observations", k=5))
     assert cities.hits == [] and "Lisbon" not in [o.content for o in cities.observations]
     assert "Porto" in [o.content for o in cities.observations]
-    past = memory.ops(tenant).search(SearchRequest(query="which city", owner=who,
+    past = memory.ops(tenant).search_units(SearchRequest(query="which city", owner=who,
                                                units="observations", k=5, as_of=day(1)))
     assert "Lisbon" in [o.content for o in past.observations]
 

@@ -285,7 +285,7 @@ def test_forgetting_is_atomic(memory: Memory, tenant: str, cypher: Any,
     from graphmem.models import MessageIn
 
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who)) for i in range(3)])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who)) for i in range(3)])
 
     def broken(*_: Any) -> None:
         raise RuntimeError("audit write failed")

@@ -102,7 +102,7 @@ def test_session_and_time_filters_narrow_it(memory: Memory, tenant: str,
                                             cypher: Any) -> None:
     who = owner()
     talk = _talk(who)
-    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in talk])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(m) for m in talk])
     tm = memory.for_tenant(tenant)
     one = tm.messages.forget_matching(ForgetMessages(owner=who, session_id="s2",
                                                      metadata=GMAIL))
@@ -126,7 +126,7 @@ def test_operators_choose_what_goes(memory: Memory, tenant: str, cypher: Any) ->
     who = owner()
     rows = [msg(i, who, session=s, metadata={"source": "gmail" if i % 2 else "chat", "turn": i})
             for s in ("s1", "s2") for i in range(6)]
-    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in rows])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(m) for m in rows])
     tm = memory.for_tenant(tenant)
     late = tm.messages.forget_matching(ForgetMessages.model_validate(
         {"owner": who, "session_id": "s1", "metadata": {"turn": {"gte": 3}}}))
@@ -160,7 +160,7 @@ def test_more_than_the_bound_is_refused_whole(api: TestClient, memory: Memory, c
 def test_it_is_atomic(memory: Memory, tenant: str, cypher: Any,
                       monkeypatch: pytest.MonkeyPatch) -> None:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in _talk(who)])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(m) for m in _talk(who)])
 
     def broken(*_: Any) -> None:
         raise RuntimeError("audit write failed")

@@ -33,7 +33,7 @@ def _session(memory: Memory, tenant: str) -> tuple[str, list[str]]:
     texts = ["We planned the trip to Porto.", f"My locker code is {SECRET} 4711.",
              "Noted, I will remember it.", "Also book a hotel near the river."]
     batch = [MessageIn.model_validate(msg(i, who, text=x)) for i, x in enumerate(texts)]
-    return who, memory.ops(tenant).ingest(batch).ids
+    return who, memory.ops(tenant).ingest_messages(batch).ids
 
 
 def _form_forgetting_first(memory: Memory, tenant: str, who: str,
@@ -173,7 +173,7 @@ def test_forgetting_a_session_while_batches_arrive_leaves_a_consistent_store(
                                timestamp=t0 + timedelta(seconds=(n * 37 + i * 11) % 5000))
                      for i in range(10)]
             try:
-                memory.ops(tenant).ingest(batch)
+                memory.ops(tenant).ingest_messages(batch)
             except Exception as exc:
                 failures.append(f"ingest: {exc!r}")
             n += 1

@@ -54,7 +54,7 @@ def at(i: int, base: datetime = T0, pause: bool = True) -> datetime:
 
 def ingest(memory: Memory, tenant: str, who: str, turns: dict[int, str], session: str = "s1",
            base: datetime = T0, pause: bool = True) -> None:
-    memory.ops(tenant).ingest([MessageIn.model_validate(
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(
         msg(i, who, session, text=text, timestamp=at(i, base, pause).isoformat()))
         for i, text in turns.items()])
 
@@ -210,7 +210,7 @@ def test_late_messages_go_into_exactly_one_episode(memory: Memory, tenant: str,
         msg(1, who, id="late-2", text="Sorry, I was away for a while.",
             timestamp=(at(2) + PAUSE / 2).isoformat()),
     ]
-    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in late])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(m) for m in late])
     report = memory.former.form(memory.stores(tenant), who, "s1")
     assert report.messages == 2
     after = assert_each_message_in_one_episode(cypher, tenant, who)

@@ -28,7 +28,7 @@ def _crowd(cypher: Any, tenant: str, who: str, n: int) -> None:
 
 def _fulltext(memory: Memory, tenant: str, who: str, query: str, k: int = 5) -> list[str]:
     req = SearchRequest(query=query, owner=who, method="fulltext", k=k)
-    return [h.id for h in memory.ops(tenant).search(req).hits]
+    return [h.id for h in memory.ops(tenant).search_units(req).hits]
 
 
 def test_a_small_tenant_is_found_beside_a_large_one(
@@ -37,7 +37,7 @@ def test_a_small_tenant_is_found_beside_a_large_one(
     big, small, who = f"{tenant}-big", f"{tenant}-small", owner()
     _crowd(cypher, big, who, CROWD)
     try:
-        memory.ops(small).ingest([MessageIn.model_validate(
+        memory.ops(small).ingest_messages([MessageIn.model_validate(
             msg(0, who, text="The lighthouse on the cliff was repainted."))])
         started = time.perf_counter()
         ids = _fulltext(memory, small, who, "lighthouse")
@@ -59,7 +59,7 @@ def test_tenants_and_owners_are_isolated(memory: Memory, tenant: str) -> None:
     for t, who, text in ((tenant, alice, "My ferret is called Ziggy."),
                          (tenant, bob, "Ziggy the ferret bit me."),
                          (other, alice, "Ziggy ferret again.")):
-        memory.ops(t).ingest([MessageIn.model_validate(msg(0, who, text=text))])
+        memory.ops(t).ingest_messages([MessageIn.model_validate(msg(0, who, text=text))])
     try:
         assert _fulltext(memory, tenant, alice, "Ziggy ferret") == [f"{alice}-s1-0"]
         assert _fulltext(memory, tenant, bob, "Ziggy ferret") == [f"{bob}-s1-0"]
@@ -79,7 +79,7 @@ def test_schema_apply_migrates_an_old_database(
     has them: the schema apply fills the scope in, rebuilds the indexes, and search finds the
     old messages."""
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(
         msg(0, who, text="The marmalade recipe needs Seville oranges."))])
     cypher("MATCH (m:Message {tenant: $t}) REMOVE m.scope", t=tenant)
     cypher("DROP INDEX message_fulltext")

@@ -26,7 +26,7 @@ TALK = [
 
 def _ingest(memory: Memory, tenant: str) -> str:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t, speaker=s))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t, speaker=s))
                            for i, (s, t) in enumerate(TALK)])
     return who
 
@@ -69,7 +69,7 @@ def test_iterative_without_budget_returns_as_many_as_the_base(memory: Memory,
                                                                tenant: str) -> None:
     who = _ingest(memory, tenant)
     req = SearchRequest(query="Who is Ingrid?", owner=who, k=2, method="rrf_windows")
-    base = memory.ops(tenant).search(req)
-    it = memory.ops(tenant).search(req.model_copy(update={"method": "iterative"}))
+    base = memory.ops(tenant).search_units(req)
+    it = memory.ops(tenant).search_units(req.model_copy(update={"method": "iterative"}))
     assert 0 < len(it.hits) <= len(base.hits)
     assert it.trace is None

@@ -156,7 +156,7 @@ def test_a_locomo_session(former: Former, memory: Memory, tenant: str, cypher: A
     conv = locomo.load(LOCOMO, owner_prefix=f"{tenant}-")[0]
     first = conv.messages[0].session_id
     session = [m for m in conv.messages if m.session_id == first]
-    memory.ops(tenant).ingest([MessageIn.model_validate(m.model_dump()) for m in session])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(m.model_dump()) for m in session])
     who = session[0].owner
     report = former.form(memory.stores(tenant), who, first)
     assert report.messages == len(session) and report.created >= 1

@@ -56,7 +56,7 @@ def test_formation_records_each_llm_call_for_its_tenant(
                                       "llm_max_retries": 0})
     former = Former.for_settings(llm, memory.store, memory.embedder, memory.facts)
     who, t = owner(), "tenant-a"  # the api fixture's key-a
-    memory.ops(t).ingest([MessageIn.model_validate(msg(i, who, text=x))
+    memory.ops(t).ingest_messages([MessageIn.model_validate(msg(i, who, text=x))
                           for i, x in enumerate(TURNS)])
     srv.reply_json({"boundaries": []}, prompt_tokens=100, completion_tokens=5)
     srv.reply_json({"title": "Alta Via 1", "narrative": "They hiked the Alta Via 1."},

@@ -97,8 +97,8 @@ def test_a_tenants_owners_by_name(api: TestClient, memory: Memory, tenant: str) 
 def test_same_id_twice_is_stored_once(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     batch = [MessageIn.model_validate(msg(i, who)) for i in range(2)]
-    assert memory.ops(tenant).ingest(batch).created == 2
-    again = memory.ops(tenant).ingest(batch)
+    assert memory.ops(tenant).ingest_messages(batch).created == 2
+    again = memory.ops(tenant).ingest_messages(batch)
     assert (again.created, again.duplicates) == (0, 2)
     count = cypher("MATCH (m:Message {tenant: $t}) RETURN count(m) AS n", t=tenant)[0]["n"]
     assert count == 2
@@ -107,8 +107,8 @@ def test_same_id_twice_is_stored_once(memory: Memory, tenant: str, cypher: Any) 
 def test_retry_without_id_is_stored_once(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     m = MessageIn.model_validate({k: v for k, v in msg(0, who).items() if k != "id"})
-    first = memory.ops(tenant).ingest([m])
-    second = memory.ops(tenant).ingest([m])
+    first = memory.ops(tenant).ingest_messages([m])
+    second = memory.ops(tenant).ingest_messages([m])
     assert first.ids == second.ids and second.created == 0
     count = cypher("MATCH (m:Message {tenant: $t}) RETURN count(m) AS n", t=tenant)[0]["n"]
     assert count == 1
@@ -129,8 +129,8 @@ def test_out_of_order_arrivals_land_in_place(memory: Memory, tenant: str, cypher
     who = owner()
     order = [5, 0, 3, 9, 1, 7, 2, 8, 4, 6]
     for i in order[:4]:
-        memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who))])
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who)) for i in order[4:]])
+        memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who))])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who)) for i in order[4:]])
     assert _chain(cypher, tenant, who, "s1") == [f"{who}-s1-{i}" for i in range(10)]
     sessions = cypher(
         "MATCH (s:Session {tenant: $t, owner: $o}) RETURN s.message_count AS n", t=tenant, o=who
@@ -141,7 +141,7 @@ def test_out_of_order_arrivals_land_in_place(memory: Memory, tenant: str, cypher
 def test_sessions_are_chained_separately(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     batch = [msg(i, who, "a") for i in range(3)] + [msg(i, who, "b") for i in range(3)]
-    memory.ops(tenant).ingest([MessageIn.model_validate(m) for m in batch])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(m) for m in batch])
     assert _chain(cypher, tenant, who, "a") == [f"{who}-a-{i}" for i in range(3)]
     assert _chain(cypher, tenant, who, "b") == [f"{who}-b-{i}" for i in range(3)]
 
@@ -149,7 +149,7 @@ def test_sessions_are_chained_separately(memory: Memory, tenant: str, cypher: An
 def test_sentence_units_are_linked(memory: Memory, tenant: str, cypher: Any) -> None:
     who = owner()
     text = "I adopted a dog. Her name is Luna! Does she like parks?"
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(0, who, text=text))])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(0, who, text=text))])
     rows = cypher(
         "MATCH (s:Sentence {tenant: $t})-[:PART_OF]->(m:Message) "
         "RETURN s.text AS text, size(s.embedding) AS dims ORDER BY s.idx", t=tenant,

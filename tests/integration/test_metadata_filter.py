@@ -46,7 +46,7 @@ def _talk(who: str, sessions: int = 2) -> list[MessageIn]:
 
 def _stored(memory: Memory, tenant: str, who: str, sessions: int = 2) -> list[MessageIn]:
     talk = _talk(who, sessions)
-    memory.ops(tenant).ingest(talk)
+    memory.ops(tenant).ingest_messages(talk)
     for s in range(sessions):
         memory.former.form(memory.stores(tenant), who, f"s{s}")  # windows, for rrf_windows
     return talk
@@ -57,10 +57,10 @@ def test_every_method_returns_only_matching_messages(memory: Memory, tenant: str
                                                      method: str) -> None:
     who = owner()
     _stored(memory, tenant, who)
-    plain = memory.ops(tenant).search(SearchRequest(query="cello lesson on Friday", owner=who,
+    plain = memory.ops(tenant).search_units(SearchRequest(query="cello lesson on Friday", owner=who,
                                                 method=method, k=5))  # type: ignore[arg-type]
     assert {h.metadata.get("channel") for h in plain.hits} > {"slack"}  # mixed without a filter
-    res = memory.ops(tenant).search(SearchRequest(
+    res = memory.ops(tenant).search_units(SearchRequest(
         query="cello lesson on Friday", owner=who, method=method, k=5,  # type: ignore[arg-type]
         metadata={"channel": "slack"}))
     assert res.hits
@@ -72,7 +72,7 @@ def test_neighbours_are_held_to_the_filter_and_hits_carry_metadata(memory: Memor
                                                                    tenant: str) -> None:
     who = owner()
     talk = _stored(memory, tenant, who)
-    res = memory.ops(tenant).search(SearchRequest(
+    res = memory.ops(tenant).search_units(SearchRequest(
         query="the train to Porto", owner=who, k=3, expand={"before": 3, "after": 3},
         metadata={"channel": ["email", "sms"]}))
     sent = {m.id: m.metadata for m in talk}
@@ -88,7 +88,7 @@ def test_numbers_match_as_json_reads_them(memory: Memory, tenant: str) -> None:
     _stored(memory, tenant, who)
 
     def found(**filter_: Any) -> set[Any]:
-        res = memory.ops(tenant).search(SearchRequest(query="tomatoes and basil", owner=who,
+        res = memory.ops(tenant).search_units(SearchRequest(query="tomatoes and basil", owner=who,
                                                   k=50, method="rrf", metadata=filter_))
         return {tuple(sorted(h.metadata.items())) for h in res.hits}
 
@@ -108,9 +108,9 @@ def test_a_rare_value_is_found_among_many_others(memory: Memory, tenant: str) ->
     rows = [msg(i, who, text=f"Reminder {i}: the cello lesson moved to Friday.",
                 metadata={"source": "import" if i in (17, 251) else "chat"})
             for i in range(300)]
-    memory.ops(tenant).ingest([MessageIn.model_validate(r) for r in rows])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(r) for r in rows])
     for method in ("vector", "fulltext", "rrf", "rrf_expand"):
-        res = memory.ops(tenant).search(SearchRequest(
+        res = memory.ops(tenant).search_units(SearchRequest(
             query="cello lesson", owner=who, k=5, method=method,  # type: ignore[arg-type]
             metadata={"source": "import"}))
         assert {h.id for h in res.hits} == {f"{who}-s1-17", f"{who}-s1-251"}, method
@@ -124,11 +124,11 @@ def test_a_selective_filter_reads_its_messages_from_the_metadata_index(
     who = owner()
     rows = [msg(i, who, text=f"Note {i} on {TOPICS[i % len(TOPICS)]}.",
                 metadata={"folder": f"f{i % 25}", "n": i}) for i in range(200)]
-    memory.ops(tenant).ingest([MessageIn.model_validate(r) for r in rows])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(r) for r in rows])
     other = [msg(i, owner(), text=r["text"], metadata=r["metadata"])
              for i, r in enumerate(rows[:50])]
-    memory.ops(tenant).ingest([MessageIn.model_validate(r) for r in other])
-    memory.ops(f"{tenant}-x").ingest([MessageIn.model_validate(r) for r in rows[:50]])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(r) for r in other])
+    memory.ops(f"{tenant}-x").ingest_messages([MessageIn.model_validate(r) for r in rows[:50]])
     store = memory.store.tenant(tenant)
     vector = memory.embedder.embed(["the glacier hike"])[0]
     read: list[str] = []
@@ -202,7 +202,7 @@ def test_messages_stored_before_filters_are_migrated(memory: Memory, tenant: str
            "n.metadata_tokens", tenant=tenant)
     cypher("MATCH (g:GraphMeta {key: 'metadata_index'}) DELETE g")
     req = SearchRequest(query="the bakery", owner=who, k=3, metadata={"channel": "slack"})
-    assert memory.ops(tenant).search(req).hits == []  # unmigrated: nothing matches
+    assert memory.ops(tenant).search_units(req).hits == []  # unmigrated: nothing matches
     migrated = migration.migrate(memory.store)
     assert migrated >= 15  # this tenant's 15 messages with metadata (others' may be pending too)
     left = cypher("MATCH (n:Message|Sentence {tenant: $tenant}) WHERE n.metadata_pairs IS NULL "
@@ -210,7 +210,7 @@ def test_messages_stored_before_filters_are_migrated(memory: Memory, tenant: str
                   "AND NOT EXISTS { (n)-[:PART_OF]->(:Message {metadata_json: '{}'}) } "
                   "RETURN count(n) AS n", tenant=tenant)
     assert left == [{"n": 0}]
-    hits = memory.ops(tenant).search(req).hits
+    hits = memory.ops(tenant).search_units(req).hits
     assert hits and all(h.metadata["channel"] == "slack" for h in hits)
     tokens = cypher("MATCH (m:Message {tenant: $tenant}) WHERE m.metadata_json <> '{}' "
                     "RETURN m.metadata_tokens AS t, m.metadata_pairs AS p", tenant=tenant)
@@ -226,7 +226,7 @@ def test_a_filter_passing_a_sixth_reads_the_index_again_not_every_sentence(
     who = owner()
     rows = [msg(i, who, text=f"Note {i} on {TOPICS[i % len(TOPICS)]}.",
                 metadata={"shelf": i // 6 % 6}) for i in range(240)]
-    memory.ops(tenant).ingest([MessageIn.model_validate(r) for r in rows])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(r) for r in rows])
     store = memory.store.tenant(tenant)
     filters = Filters(metadata=condition({"shelf": 2}))
     vector = memory.embedder.embed(["the chess tournament"])[0]
@@ -252,7 +252,7 @@ def test_random_filters_find_what_the_exact_scan_finds(memory: Memory, tenant: s
     rows = [msg(i, who, text=f"Note {i} on {TOPICS[i % len(TOPICS)]}.",
                 metadata={"a": rng.choice(["x", "y", "z"]), "b": rng.randrange(5),
                           "c": rng.choice([True, False, None])}) for i in range(150)]
-    memory.ops(tenant).ingest([MessageIn.model_validate(r) for r in rows])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(r) for r in rows])
     store = memory.store.tenant(tenant)
     domains: dict[str, list[Any]] = {"a": ["x", "y", "z"], "b": list(range(6)),
                                      "c": [True, False, None]}
@@ -306,7 +306,7 @@ def test_operators_pass_in_cypher_what_they_pass_in_python(memory: Memory,
         if rng.random() < 0.3:
             del meta[rng.choice(["n", "s"])]
         rows.append(msg(i, who, text=f"Note {i} on {TOPICS[i % len(TOPICS)]}.", metadata=meta))
-    memory.ops(tenant).ingest([MessageIn.model_validate(r) for r in rows])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(r) for r in rows])
     store = memory.store.tenant(tenant)
     ids = [r["id"] for r in rows]
     stored = {r["id"]: pairs_of(r["metadata"]) for r in rows}

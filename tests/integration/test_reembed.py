@@ -57,7 +57,7 @@ def _vector_indexes(cypher: Any) -> dict[str, tuple[int, str]]:
 def test_reembed_to_another_model_and_back(memory: Memory, tenant: str, cypher: Any,
                                            env: None) -> None:
     who, real = owner(), memory.embedder
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TURNS)])
     memory.former.form(memory.stores(tenant),
                        who, "s1")  # an episode and turn windows, embedded too

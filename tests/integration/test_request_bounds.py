@@ -120,7 +120,7 @@ def test_passage_units_store_a_chat_turn_as_one_unit(memory: Memory, tenant: str
     turn = "We walked along the river. Lisbon was sunny! We might move there next spring."
     ingestor = Ingestor(memory.settings.model_copy(update={"embedding_unit": "passage"}),
                         memory.embedder)
-    ingestor.ingest(memory.store.tenant(tenant), [MessageIn.model_validate(
+    ingestor.ingest_batch(memory.store.tenant(tenant), [MessageIn.model_validate(
         msg(0, who, text=turn)), MessageIn.model_validate(msg(1, who, text="Nice. Tell me more."))])
     units = cypher("MATCH (s:Sentence {tenant: $t, owner: $o}) RETURN s.text AS text "
                    "ORDER BY s.message_id", t=tenant, o=who)

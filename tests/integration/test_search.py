@@ -34,13 +34,13 @@ TALK = [
 @pytest.fixture
 def talk(memory: Memory, tenant: str) -> str:
     who = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t)) for i, t in
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t)) for i, t in
                            enumerate(TALK)])
     return who
 
 
 def _search(memory: Memory, tenant: str, **kw: Any) -> Any:
-    return memory.ops(tenant).search(SearchRequest.model_validate(kw))
+    return memory.ops(tenant).search_units(SearchRequest.model_validate(kw))
 
 
 def test_each_method_finds_the_turn(memory: Memory, tenant: str, talk: str) -> None:
@@ -191,7 +191,7 @@ def test_as_of_leaves_out_every_turn_after_it(memory: Memory, tenant: str, talk:
 
 def test_owner_filter_and_exact_fallback(memory: Memory, tenant: str, talk: str) -> None:
     other = owner()
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, other, text=f"Matterhorn {i}"))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, other, text=f"Matterhorn {i}"))
                            for i in range(30)])
     res = _search(memory, tenant, query="Matterhorn", owner=talk, method="vector", k=5)
     assert res.hits and all(h.owner == talk for h in res.hits)
@@ -239,6 +239,6 @@ def test_one_round_trip_finds_what_two_find(memory: Memory, tenant: str, talk: s
     base = memory.recipe()
     for query in ("Matterhorn trail", "who teaches the cello?", "tax forms on Tuesday"):
         req = SearchRequest(query=query, owner=talk, k=3)
-        one = memory.ops(tenant).search(req, base.with_(one_round_trip=True))
-        two = memory.ops(tenant).search(req, base.with_(one_round_trip=False))
+        one = memory.ops(tenant).search_units(req, base.with_(one_round_trip=True))
+        two = memory.ops(tenant).search_units(req, base.with_(one_round_trip=False))
         assert one.hits and one == two, query

@@ -37,13 +37,13 @@ def sparse_memory(settings: Settings, memory: Memory) -> Iterator[Memory]:
 
 def _talk(mem: Memory, tenant: str, who: str, texts: list[str] = TALK) -> list[str]:
     rows = [msg(i, who, text=t) for i, t in enumerate(texts)]
-    mem.ops(tenant).ingest([MessageIn.model_validate(r) for r in rows])
+    mem.ops(tenant).ingest_messages([MessageIn.model_validate(r) for r in rows])
     return [r["id"] for r in rows]
 
 
 def _search(mem: Memory, tenant: str, who: str, query: str = QUESTION,
             method: str = "rrf_expand") -> dict[str, list[str]]:
-    res = mem.ops(tenant).search(SearchRequest(query=query, owner=who, method=method, k=3))  # type: ignore[arg-type]
+    res = mem.ops(tenant).search_units(SearchRequest(query=query, owner=who, method=method, k=3))  # type: ignore[arg-type]
     return {h.id: list(h.rules) for h in res.hits}
 
 

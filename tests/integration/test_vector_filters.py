@@ -40,7 +40,7 @@ TEXTS = [
 
 def _ingest(memory: Memory, tenant: str, who: str, session: str = "s1", start: int = 0) -> None:
     rows = [msg(start + i, who, session=session, text=t) for i, t in enumerate(TEXTS)]
-    memory.ops(tenant).ingest([MessageIn.model_validate(r) for r in rows])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(r) for r in rows])
 
 
 def _vector(memory: Memory, text: str) -> list[float]:

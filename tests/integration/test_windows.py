@@ -15,7 +15,7 @@ from tests.integration.test_search import TALK
 
 
 def _ingest(memory: Memory, tenant: str, who: str) -> None:
-    memory.ops(tenant).ingest([MessageIn.model_validate(msg(i, who, text=t))
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TALK)])
 
 
@@ -57,7 +57,7 @@ def test_rrf_windows_finds_the_turn_through_windows(memory: Memory, tenant: str)
     who = owner()
     _ingest(memory, tenant, who)
     memory.former.form(memory.stores(tenant), who, "s1")
-    res = memory.ops(tenant).search(SearchRequest(query="Matterhorn trail", owner=who,
+    res = memory.ops(tenant).search_units(SearchRequest(query="Matterhorn trail", owner=who,
                                               method="rrf_windows", k=1))
     nuclei = [h for h in res.hits if h.nucleus]
     # the question and its answer ("trail" / "Matterhorn") rank within a hair of each other, and
@@ -65,7 +65,7 @@ def test_rrf_windows_finds_the_turn_through_windows(memory: Memory, tenant: str)
     assert nuclei and "window" in nuclei[0].rules
     assert any(h.text.startswith("The one near Zermatt") for h in res.hits)
     assert "session" not in nuclei[0].rules  # the session prior is off by default
-    budget = memory.ops(tenant).search(SearchRequest(query="cello teacher", owner=who,
+    budget = memory.ops(tenant).search_units(SearchRequest(query="cello teacher", owner=who,
                                                  method="rrf_windows", max_messages=3))
     assert len(budget.hits) == 3
 
@@ -111,7 +111,7 @@ def test_a_late_message_rebuilds_the_windows_around_it(memory: Memory, tenant: s
     before = {r["id"] for r in _windows(cypher, tenant, who)}
     late = msg(99, who, text="Oh, and I forgot my camera at the hut.")
     late["timestamp"] = (T0 + timedelta(seconds=30 * 3 + 10)).isoformat()  # between 3 and 4
-    memory.ops(tenant).ingest([MessageIn.model_validate(late)])
+    memory.ops(tenant).ingest_messages([MessageIn.model_validate(late)])
     report = memory.former.form(memory.stores(tenant), who, "s1")
     rows = _windows(cypher, tenant, who)
     chain = _chain(cypher, tenant, who)

@@ -68,7 +68,7 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     t = datetime(2026, 1, 1, tzinfo=UTC)
     req = SearchRequest(query="q", owner="alice")
     tm.messages.ingest([])
-    mem.ingest.assert_called_once_with("acme", [], None)
+    mem.ingest_messages.assert_called_once_with("acme", [], None)
     tm.messages.get("m1")
     mem.get_message.assert_called_once_with("acme", "m1")
     tm.messages.session("s1", "alice", 5, 10)
@@ -89,7 +89,7 @@ def test_every_call_is_bound_to_the_tenant() -> None:
     tm.messages.forget_matching(forget)
     mem.forget_matching.assert_called_once_with("acme", forget, None)
     tm.search(req)
-    mem.search.assert_called_once_with("acme", req, None, timings=None)
+    mem.search_units.assert_called_once_with("acme", req, None, timings=None)
     tm.facts.query("alice", as_of=t)
     mem.facts.query.assert_called_once_with("acme", "observation", "alice", None, None, t, None,
                                             False)

@@ -26,7 +26,7 @@ def _ops(search: Any) -> TenantOps:
     mem.store = Store.__new__(Store)  # never connected: the searches are stand-ins
     mem.units = ThreadPoolExecutor(4)
     ops = TenantOps(mem, "acme")
-    ops.search = lambda req, recipe=None, *, embedder=None, timings=None: search(  # type: ignore[method-assign]
+    ops.search_units = lambda req, recipe=None, *, embedder=None, timings=None: search(  # type: ignore[method-assign]
         ops.tenant, req, recipe, embedder=embedder)
     return ops
 

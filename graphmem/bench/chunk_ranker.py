@@ -10,7 +10,8 @@ written to a JSON cache, so the model can be fitted and cross-validated again wi
 ``evaluate`` scores, on the same questions in one pass: the fused order (``rrf``), the fulltext
 list alone, and the re-ranked order under grouped cross-validation (folds by article or paper:
 no document is in both the training and the test part of a fold), plus training on one file and
-testing on the other. ``graphmem bench chunk-ranker`` writes the ranker the search reads.
+testing on the other. ``python -m graphmem.bench.chunk_ranker --out FILE`` writes the ranker the
+search reads.
 """
 
 from __future__ import annotations

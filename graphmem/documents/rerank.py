@@ -2,14 +2,15 @@
 say of each fused candidate (rank and score in each) and what its text says of the query (the
 query's words it holds, weighted by how rare they are among the candidates; the query's word
 pairs; how close together the query's words stand in it; the query's words in its title and
-section path; its length and place in its document; how many candidates share its document).
+section path; its length and place in its document; how many candidates share its document,
+their share of the fused score and the best coverage among them).
 The model's probability that the chunk holds the answer's passage becomes its score and its
 place. Pure but for `apply`, which reads the candidates' texts through the store.
 
 The weights are data (`ChunkRanker`, read from ``rankers/<embedder>.json`` next to this module),
-trained by ``graphmem bench chunk-ranker`` on the development halves of the documents benchmark
-under one embedder (its vector scores differ under another). Without a file for the embedder in
-use, the search keeps the fused order and says why once in the log."""
+trained by ``python -m graphmem.bench.chunk_ranker`` on the development halves of the documents
+benchmark under one embedder (its vector scores differ under another). Without a file for the
+embedder in use, the search keeps the fused order and says why once in the log."""
 
 from __future__ import annotations
 
@@ -45,15 +46,20 @@ PER_LIST = ("rrf", "score", "relative", "found", "log_rank")
 1 when the list found it, log(1 + rank)."""
 CANDIDATE = ("fused", "log_position", "coverage", "idf_coverage", "idf_gap", "bigrams",
              "proximity", "heading", "numbers", "log_length", "log_ordinal", "document_share",
-             "document_first", "when_time", "count_number", "who_name")
-"""Features of the candidate itself, after the lists' (see `features`)."""
+             "document_first", "document_fused", "document_text")
+"""Features of the candidate itself, after the lists': its fused score over the first's, log(1 +
+its place); the share of the query's content words it holds, the same weighted by each word's
+rarity among the candidates and that share's gap to the best candidate's; the share of the
+query's word pairs it holds; the most query words within `WINDOW` words, over the query's; the
+share of the query's words in its title and section path; of the query's numbers; log(1 + its
+words); log(1 + its ordinal); the share of candidates of its document, log(1 + the place of
+its document's first), its document's share of the fused score and its best weighted
+coverage. Tried and dropped (no gain under cross-validation): answer-type cues (a time word for
+"when", a number for "how many", a name for "who") and a BM25 over the candidates."""
 RULE = "rerank"
 """The rule a re-ranked chunk carries (beside the lists that found it)."""
 
 _WORD = re.compile(r"[a-z0-9]+")
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+")
-_MONTHS = frozenset({"january", "february", "march", "april", "may", "june", "july", "august",
-                     "september", "october", "november", "december", "century", "year"})
 _STOP = ENGLISH_STOP_WORDS | {"did", "does", "s"}
 
 
@@ -114,23 +120,6 @@ def _proximity(tokens: Sequence[str], wanted: set[str]) -> float:
     return best / len(wanted)
 
 
-def _timed(tokens: set[str]) -> float:
-    """1 when the text has a year (3 or 4 digits) or a month."""
-    return float(not _MONTHS.isdisjoint(tokens)
-                 or any(t.isdigit() and 3 <= len(t) <= 4 for t in tokens))
-
-
-def _counted(tokens: set[str], query: set[str]) -> float:
-    """1 when the text has a number the query does not."""
-    return float(any(any(ch.isdigit() for ch in t) for t in tokens - query))
-
-
-def _named(text: str, query: set[str]) -> float:
-    """1 when the text names someone or something (a capitalised word inside a sentence) the
-    query does not."""
-    return float(any(stem(m.group().lower()) not in query for m in _NAME.finditer(text)))
-
-
 def features(query: str, rows: Sequence[Row],
              lists: Mapping[str, Sequence[tuple[str, float]]],
              names: Sequence[str] = LISTS) -> list[list[float]]:
@@ -148,12 +137,6 @@ def features(query: str, rows: Sequence[Row],
     wanted = set(query_terms)
     pairs = set(pairwise(query_terms))
     numbers = {t for t in wanted if any(ch.isdigit() for ch in t)}
-    asked = query.lower().split()
-    when = float(bool(asked) and (asked[0] == "when" or "what year" in query.lower()
-                                  or "what date" in query.lower()))
-    count = float("how many" in query.lower() or "how much" in query.lower()
-                  or "percent" in query.lower())
-    who = float(bool(asked) and asked[0] in ("who", "whom", "whose"))
     tokens = [words(r.text) for r in rows]
     sets = [set(t) for t in tokens]
     n = len(rows)
@@ -161,10 +144,14 @@ def features(query: str, rows: Sequence[Row],
     total = math.fsum(idf.values()) or 1.0
     covered = [math.fsum(idf[t] for t in wanted & s) / total for s in sets]
     top_cover = max(covered, default=0.0)
+
     documents: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         documents.setdefault(document_of(r.id), []).append(i)
     first = rows[0].fused if rows and rows[0].fused else 1.0
+    all_fused = math.fsum(r.fused for r in rows) or 1.0
+    by_document = {d: (math.fsum(rows[i].fused for i in m) / all_fused,
+                       max(covered[i] for i in m)) for d, m in documents.items()}
     out = []
     for i, r in enumerate(rows):
         row: list[float] = []
@@ -187,8 +174,7 @@ def features(query: str, rows: Sequence[Row],
                 len(numbers & have) / len(numbers) if numbers else 0.0,
                 math.log1p(len(tokens[i])), math.log1p(r.ordinal),
                 len(same) / max(1, n), math.log1p(same[0]),
-                when * _timed(have), count * _counted(have, wanted),
-                who * _named(r.text, wanted)]
+                *by_document[document_of(r.id)]]
         out.append(row)
     return out
 

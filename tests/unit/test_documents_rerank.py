@@ -67,6 +67,9 @@ def test_text_features_coverage_pairs_proximity_heading_numbers() -> None:
     share = _col(got, "document_share")
     assert share[:2] == [pytest.approx(2 / 3)] * 2 and share[2] == pytest.approx(1 / 3)
     assert _col(got, "document_first") == [0.0, 0.0, math.log1p(2)]
+    assert _col(got, "document_fused") == [pytest.approx(0.75)] * 2 + [pytest.approx(0.25)]
+    best = _col(got, "idf_coverage")[0]
+    assert _col(got, "document_text") == [best, best, 0.0]  # its document's best coverage
 
 
 def test_rerank_orders_by_probability_and_marks_the_rule() -> None:

@@ -164,16 +164,17 @@ def rows_of(q: Question, depth: int = DEPTH) -> list[list[float]]:
 
 def matrix(qs: Sequence[Question], depth: int = DEPTH) -> tuple[Matrix, npt.NDArray[np.int_],
                                                                   npt.NDArray[np.int_]]:
-    """Features, labels and groups (``dataset:group`` as an int) of every question's first
-    ``depth`` candidates."""
+    """Features, labels and groups (each file's article or paper as an int) of every question's
+    first ``depth`` candidates."""
     x: list[list[float]] = []
     y: list[int] = []
     g: list[int] = []
+    keys: dict[tuple[str, int], int] = {}
     for q in qs:
         rows = rows_of(q, depth)
         x += rows
         y += q.labels[:len(rows)]
-        g += [hash((q.dataset, q.group)) % (2 ** 31)] * len(rows)
+        g += [keys.setdefault((q.dataset, q.group), len(keys))] * len(rows)
     return (np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.int_),
             np.asarray(g, dtype=np.int_))
 
@@ -263,7 +264,8 @@ def grouped_cv(qs: Sequence[Question], kind: str, depth: int = DEPTH,
     questions."""
     from sklearn.model_selection import GroupKFold
 
-    groups = np.asarray([hash((q.dataset, q.group)) % (2 ** 31) for q in qs])
+    keys = {k: n for n, k in enumerate(sorted({(q.dataset, q.group) for q in qs}))}
+    groups = np.asarray([keys[q.dataset, q.group] for q in qs])  # stable from run to run
     scores: dict[int, list[float]] = {}
     for train, test in GroupKFold(n_splits=min(folds, len(set(groups)))).split(
             np.zeros(len(qs)), groups=groups):

@@ -289,3 +289,12 @@ def for_embedder(embedder: str) -> tuple[ChunkRanker | None, str | None]:
         _warned.add(embedder)
         log.warning("no learned re-ranking of chunks, the fused order stands: %s", why)
     return None, why
+
+
+def reranked(embedder: str, store: ChunkReader, query: str, fused: Sequence[Fused],
+             lists: Mapping[str, Sequence[tuple[str, float]]], k: int) -> list[Fused]:
+    """The search's re-ranking step: ``fused`` re-ranked by the chunk ranker shipped for
+    ``embedder`` (`apply`), or as it is when none is (the reason logged once,
+    `for_embedder`)."""
+    ranker, _ = for_embedder(embedder)
+    return list(fused) if ranker is None else apply(ranker, store, query, fused, lists, k)

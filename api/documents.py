@@ -114,15 +114,20 @@ def list_topics(
     mem: Annotated[TenantMemory, Depends(tenant_memory)],
     owner: Annotated[str, Query(min_length=1)],
 ) -> list[Topic]:
-    """An owner's topic tree: every topic (categories at level 1, their parts at level 2, each
-    naming its parent) with its label, number of documents and first/last times; empty
-    before the first build."""
+    """An owner's topic tree: its categories (kind ``category``: level 1, their parts at level
+    2, each naming its parent) with label, keyphrases, an LLM's summary when one wrote it,
+    number of documents and first/last times; below them each filed document's own headings
+    (kind ``heading``: the section's id, the heading as label, its document and key, under the
+    section above it or the deepest category of its document). Parents come before their
+    children. Empty before the first build."""
     return mem.documents.topics(owner)
 
 @router.get("/topics/{topic_id:path}", response_model=TopicDetail)
 def get_topic(topic_id: Id, mem: Annotated[TenantMemory, Depends(tenant_memory)]) -> TopicDetail:
-    """One topic with its member documents (the current versions) and its subtopics. A topic
-    of an owner the key may not read is a 404, as an unknown id is."""
+    """One topic with its member documents (the current versions) and its children: a
+    category's subtopics (and, below a category with no parts, its documents' top-level
+    headings); a heading's document and subsections. A topic of an owner the key may not read
+    is a 404, as an unknown id is."""
     return mem.documents.topic(topic_id)
 
 

@@ -688,8 +688,10 @@ class ContextRequest(_Strict):
         default=None, min_length=1, max_length=200, pattern=NAME, description="Unit chunk: "
         "only the documents filed under this topic of the owner (an id from GET /v1/topics)")
     metadata: MetadataFilter | None = Field(
-        default=None, description=METADATA_FILTER + ". Facts and episodes carry no metadata: "
-        "with a filter, units default to [\"message\"], and may add \"skill\" only",
+        default=None, description=METADATA_FILTER + ". With unit chunk, the documents' "
+        "metadata too, each value matched exactly (no lists or operators then). Facts and "
+        "episodes carry no metadata: with a filter, units default to [\"message\"], and may "
+        "be \"message\", \"chunk\" and \"skill\" only",
         examples=[{"channel": "slack"}])
     method: Method | None = Field(
         default=None, description="Search method for the messages; default: rrf_expand")
@@ -708,8 +710,13 @@ class ContextRequest(_Strict):
     @field_validator("metadata")
     @classmethod
     def _messages_only(cls, value: Any, info: ValidationInfo) -> Any:
-        return messages_only(value, info, {"message", "skill"},
-                             'ask units ["message"] (or ["message", "skill"])')
+        units = info.data.get("units")
+        if value and isinstance(units, list) and "chunk" in units \
+                and any(isinstance(v, list | dict) for v in value.values()):
+            raise ValueError("with unit chunk, each value is matched exactly against the "
+                             "documents' metadata (and the messages'): no lists or operators")
+        return messages_only(value, info, {"message", "skill", "chunk"},
+                             'ask units among "message", "chunk" and "skill"')
 
     @field_validator("documents", "topic")
     @classmethod

@@ -50,7 +50,8 @@ class Parts:
         self.facts = Facts(settings, embedder)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-search")
         self.procedural = Procedural.for_settings(settings, store, embedder, self._pool)
-        self.documents = Documents(settings, embedder, self._pool)
+        self.documents = Documents(settings, embedder, self._pool,
+                                   llm=self.procedural.llm)  # the same client, when configured
         self.sparse = sparse_encoder(settings.sparse, settings.embedding_cache_dir)
         self.former = Former.for_settings(settings, store, embedder, self.facts, self.sparse)
         # a context request's unit searches, side by side; apart from _pool, whose tasks (index

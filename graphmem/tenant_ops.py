@@ -220,7 +220,8 @@ class TenantOps:
         if "chunk" in req.units:  # beside the unit searches too
             asked = self._in_topic(ChunkSearch(
                 query=req.query, owner=req.owner, k=req.k, documents=req.documents,
-                as_of=req.as_of or now, method=recall.chunk_method(method)), req.topic)
+                metadata=req.metadata, as_of=req.as_of or now,
+                method=recall.chunk_method(method)), req.topic)
             if asked is not None:
                 chunks = self._parts.units.submit(
                     self._parts.documents.with_embedder(memo).search, self.stores, asked)

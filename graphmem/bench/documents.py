@@ -231,34 +231,38 @@ def owner_of(name: str) -> str:
     return f"{OWNER}-{name}"
 
 
-def parse_method(method: str) -> tuple[str, float | None, float, float]:
+def parse_method(method: str) -> tuple[str, float | None, float, float, float]:
     """A method's name as (base method, fulltext weight or None, topic list weight, tree list
-    weight): ``rrf:W`` is rrf with the fulltext list weighted W; ``+topic`` adds the topic list
-    and ``+tree`` the collapsed-tree list (each weighted 1, or ``+topic=W``), e.g.
-    ``rrf+topic+tree:4``."""
+    weight, label list weight): ``rrf:W`` is rrf with the fulltext list weighted W; ``+topic``
+    adds the topic list (the topic nearest by centroid), ``+label`` the label list (the topic
+    whose label best matches the query's words) and ``+tree`` the collapsed-tree list (each
+    weighted 1, or ``+topic=W``), e.g. ``rrf+topic+label:4``."""
     name, _, weight = method.partition(":")
     base, *extras = name.split("+")
-    lists = {"topic": 0.0, "tree": 0.0}
+    lists = {"topic": 0.0, "tree": 0.0, "label": 0.0}
     for extra in extras:
         kind, _, w = extra.partition("=")
         if kind not in lists:
-            raise ValueError(f"unknown list {kind!r} in method {method!r} (topic, tree)")
+            raise ValueError(f"unknown list {kind!r} in method {method!r} (topic, label, "
+                             "tree)")
         lists[kind] = float(w) if w else 1.0
     if base not in METHODS:
         raise ValueError(f"unknown method {base!r} in {method!r} ({', '.join(METHODS)})")
-    return base, float(weight) if weight else None, lists["topic"], lists["tree"]
+    return (base, float(weight) if weight else None, lists["topic"], lists["tree"],
+            lists["label"])
 
 
 def graphmem_search(docs: Documents, stores: TenantStores, method: str, owner: str,
                     neighbours: int = 0) -> Callable[[str], list[tuple[int, int, int]]]:
     """A method's search (`parse_method`)."""
-    base, weight, topic, tree = parse_method(method)
+    base, weight, topic, tree, label = parse_method(method)
 
     def search(query: str) -> list[tuple[int, int, int]]:
         found = docs.search(stores, ChunkSearch(owner=owner, query=query, k=SEARCH_K,
                                                 method=base,  # type: ignore[arg-type]
                                                 neighbours=neighbours),
-                            fulltext_weight=weight, topic_weight=topic, tree_weight=tree)
+                            fulltext_weight=weight, topic_weight=topic, tree_weight=tree,
+                            label_weight=label)
         return [(int(c.key.rsplit("/", 1)[1]), c.start, c.end) for c in found.chunks]
 
     return search

@@ -3,6 +3,7 @@ tree and a document's sections, fused with the vector and fulltext lists.
 
 - The topic list (`topic_list`): the candidates whose document belongs to the topics nearest
   the query (by centroid), in their fused order: a list that raises those documents' chunks.
+  The label list is the same over the topic whose label best matches the query's words.
 - The collapsed-tree list (`collapsed_tree`, RAPTOR's collapsed tree without an LLM): chunks,
   sections and topics in one pool ranked by their similarity to the query; a section or topic
   stands for its candidate chunks (in their fused order), a chunk for itself.

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.config import Settings
+from graphmem.documents import labels
 from graphmem.documents.chunk import Chunked, chunk, content_hash
 from graphmem.documents.models import (
     ChunkHit,
@@ -37,6 +38,7 @@ from graphmem.documents.topics import Member, build
 from graphmem.embeddings import Embedder, query_vectors, token_counts
 from graphmem.errors import Conflict, NotFound, TooLarge
 from graphmem.lifecycle.restore import RestoredDocument, parsed_of
+from graphmem.llm.client import LLMClient
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import Fused, fuse
 from graphmem.store import TenantStores
@@ -57,6 +59,10 @@ TREE_WEIGHT = 0.0
 """The collapsed-tree list's weight in the fusion (0: off; measured in docs/benchmarks.md)."""
 TOPIC_MATCH = 1
 """Topics nearest the query whose documents the topic list raises."""
+LABEL_WEIGHT = 0.0
+"""The label list's weight in the fusion (0: off; measured in docs/benchmarks.md)."""
+LABEL_MATCH = 1
+"""Topics best matching the query's words by label whose documents the label list raises."""
 TREE_TOPICS = 10
 """Topics nearest the query in the collapsed-tree pool."""
 TOPIC_CHUNKS = 8
@@ -91,12 +97,16 @@ class Documents:
     stores."""
 
     def __init__(self, settings: Settings, embedder: Embedder,
-                 pool: Executor | None = None, headers: bool = True) -> None:
+                 pool: Executor | None = None, headers: bool = True,
+                 llm: LLMClient | None = None) -> None:
         self._settings = settings
         self._embedder = embedder
         self._pool = pool
         self.headers = headers
         """Chunks are embedded and indexed with their document's title and section path."""
+        self.llm = llm
+        """Writes topic labels and summaries (the ``label_topics`` job) when set; None (no LLM
+        configured): the keyphrase labels stand and no summary is written."""
 
     def count(self, texts: Sequence[str]) -> list[int]:
         return token_counts(self._embedder, texts)
@@ -260,12 +270,15 @@ class Documents:
     # --- search -------------------------------------------------------------------------------
     def search(self, stores: TenantStores, req: ChunkSearch, timings: Timings | None = None,
                fulltext_weight: float | None = None, topic_weight: float | None = None,
+               label_weight: float | None = None,
                tree_weight: float | None = None) -> ChunkResult:
         """Vector and fulltext lists over the owner's chunks valid at ``req.as_of``, fused by
         RRF (the fulltext list weighted `FULLTEXT_WEIGHT`, or ``fulltext_weight``); the k best,
         each followed by its neighbours (``req.neighbours``). Category-related lists, off by
         default (`TOPIC_WEIGHT`, `TREE_WEIGHT`; on with a weight above 0): ``topic_weight``,
         the candidates of the documents of the topic nearest the query (`ranking.topic_list`);
+        ``label_weight`` (`LABEL_WEIGHT`), the same for the topic whose label (keyphrases, or an
+        LLM's label and summary) best matches the query's words (the topic_fulltext index);
         ``tree_weight``, the collapsed-tree list over the candidates, their sections and the
         owner's topics (`ranking.collapsed_tree`)."""
         store = stores.documents
@@ -281,6 +294,7 @@ class Documents:
                                         filters)
         topic_w = TOPIC_WEIGHT if topic_weight is None else topic_weight
         tree_w = TREE_WEIGHT if tree_weight is None else tree_weight
+        label_w = LABEL_WEIGHT if label_weight is None else label_weight
         vector: list[float] = []
         if req.method != "fulltext" or topic_w > 0 or tree_w > 0:
             vector = query_vectors(self._embedder, [req.query])[0]
@@ -299,11 +313,12 @@ class Documents:
         ranked = {name: [(id_, rank) for rank, (id_, _) in enumerate(hits)]
                   for name, hits in lists.items()}
         weights = {"fulltext": FULLTEXT_WEIGHT if fulltext_weight is None else fulltext_weight,
-                   "topic": topic_w, "tree": tree_w}
+                   "topic": topic_w, "tree": tree_w, "label": label_w}
         fused = fuse(ranked, RRF_K, weights)
-        if topic_w > 0 or tree_w > 0:
+        if topic_w > 0 or tree_w > 0 or label_w > 0:
+            words = lucene_escape(req.query) if label_w > 0 else None
             ranked.update(self._category_lists(store, req.owner, vector, lists, fused,
-                                               topic_w > 0, tree_w > 0))
+                                               topic_w > 0, tree_w > 0, words))
             fused = fuse(ranked, RRF_K, weights)
             _lap(timings, "categories", t)
             t = perf_counter()
@@ -331,11 +346,17 @@ class Documents:
     @staticmethod
     def _category_lists(store: DocumentStore, owner: str, vector: list[float],
                         lists: dict[str, list[tuple[str, float]]], fused: list[Fused],
-                        topic: bool, tree: bool) -> dict[str, list[tuple[str, int]]]:
-        """The topic and collapsed-tree lists over the candidates (``fused``, best first)."""
+                        topic: bool, tree: bool,
+                        words: str | None = None) -> dict[str, list[tuple[str, int]]]:
+        """The topic, label and collapsed-tree lists over the candidates (``fused``, best
+        first); the label list with ``words`` (the query, escaped for Lucene)."""
         order = [f.id for f in fused]
         out: dict[str, list[tuple[str, int]]] = {}
-        topics = store.topic_match(owner, vector, TREE_TOPICS if tree else TOPIC_MATCH)
+        topics = store.topic_match(owner, vector, TREE_TOPICS if tree else TOPIC_MATCH) \
+            if topic or tree else []
+        if words is not None:
+            out["label"] = topic_list(order, {d for row in store.topic_label_match(
+                owner, words, LABEL_MATCH) for d in row["documents"]})
         if topic:
             out["topic"] = topic_list(order, {d for row in topics[:TOPIC_MATCH]
                                               for d in row["documents"]})
@@ -379,7 +400,8 @@ class Documents:
     def build_topics(self, stores: TenantStores, owner: str) -> dict[str, Any]:
         """Build ``owner``'s topic tree again from the current documents (the background job
         ``build_topics``, enqueued by `place` once enough changed); topics whose members did
-        not change keep their ids."""
+        not change keep their ids (and an LLM's label and summary). With an LLM, the build
+        enqueues a ``label_topics`` job (`label_topics`) when some topic has no LLM label."""
         t = perf_counter()
         store = stores.documents
         members = [Member(r["id"], np.mean(np.asarray(r["vectors"], dtype=np.float32), axis=0),
@@ -389,7 +411,8 @@ class Documents:
         row = store.write_topics(owner, [
             {"id": n.id, "level": n.level, "parent": n.parent, "label": n.label,
              "members": list(n.members), "documents": len(n.members), "centroid": n.centroid,
-             "first_at": n.first_at, "last_at": n.last_at} for n in nodes], datetime.now(UTC))
+             "first_at": n.first_at, "last_at": n.last_at} for n in nodes], datetime.now(UTC),
+            label_job=self.llm is not None)
         return {"owner": owner, "documents": len(members), "topics": row["topics"],
                 "kept": row["kept"], "seconds": perf_counter() - t}
 
@@ -423,8 +446,19 @@ class Documents:
             out["rebuild"] = True
         return {**out, "changed": row["changed"], "documents": row["documents"]}
 
-    def topics(self, stores: TenantStores, owner: str) -> list[Topic]:
-        return [Topic.model_validate(r) for r in stores.documents.topics(owner)]
+    def label_topics(self, stores: TenantStores, owner: str) -> dict[str, Any]:
+        """The background job ``label_topics``: the LLM labels and summarises each of
+        ``owner``'s topics it has not labelled yet (`graphmem.documents.labels`). Without an
+        LLM, nothing: the keyphrase labels stand."""
+        if self.llm is None:
+            return {"owner": owner, "labelled": 0,
+                    "skipped": "no LLM configured: the keyphrase labels stand"}
+        return labels.label_topics(self.llm, stores.documents, owner)
+
+    def topics(self, stores: TenantStores, owner: str, headings: bool = True) -> list[Topic]:
+        """``owner``'s tree: its categories, then (with ``headings``) the headings of its
+        filed documents below them."""
+        return [Topic.model_validate(r) for r in stores.documents.topics(owner, headings)]
 
     def topic(self, stores: TenantStores, id_: str, limit: int = 100) -> TopicDetail:
         row = stores.documents.topic(id_, limit)

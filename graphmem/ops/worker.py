@@ -29,7 +29,7 @@ from graphmem.procedural import jobs as procedural_jobs
 from graphmem.procedural.service import Procedural
 from graphmem.service import Memory
 from graphmem.store import Store, TenantStores
-from graphmem.store.documents import BUILD_TOPICS, EMBED_DOCUMENT, PLACE_DOCUMENT
+from graphmem.store.documents import BUILD_TOPICS, EMBED_DOCUMENT, LABEL_TOPICS, PLACE_DOCUMENT
 from graphmem.store.procedural import FORM_SKILLS, FORM_TRACE
 
 if TYPE_CHECKING:
@@ -109,10 +109,17 @@ def place_document(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
     return ctx.documents.place(ctx.stores(job), job.payload["id"])
 
 
+def label_topics(ctx: JobContext, job: Job) -> Mapping[str, Any] | None:
+    """``label_topics`` handler: an LLM's labels and summaries of an owner's topics
+    (`graphmem.documents.service.Documents.label_topics`)."""
+    return ctx.documents.label_topics(ctx.stores(job), job.payload["owner"])
+
+
 DEFAULT_HANDLERS: dict[str, Handler] = {FORM_SESSION: form_session, FORM_TRACE: form_trace,
                                         FORM_SKILLS: form_skills, EMBED_DOCUMENT: embed_document,
                                         BUILD_TOPICS: build_topics,
-                                        PLACE_DOCUMENT: place_document}
+                                        PLACE_DOCUMENT: place_document,
+                                        LABEL_TOPICS: label_topics}
 
 
 def default_worker_id() -> str:

@@ -223,3 +223,30 @@ def test_a_build_enqueues_the_label_job_only_when_asked(memory: Memory, tenant: 
     assert cypher(jobs, tenant=tenant, kind=LABEL_TOPICS) == [{"n": 0}]
     store.write_topics(who, [row], now, label_job=True)
     assert cypher(jobs, tenant=tenant, kind=LABEL_TOPICS) == [{"n": 1}]
+
+
+def test_a_placed_version_brings_its_headings_under_its_category(memory: Memory,
+                                                                 tenant: str) -> None:
+    """Placement (the place_document job, no rebuild) hangs a new version's headings under the
+    deepest topic it joins, and takes its key's earlier version's headings out."""
+    mem, who = memory.for_tenant(tenant), _owner()
+    for group, notes in TOPIC_NOTES.items():
+        for i, text in enumerate(notes):
+            mem.documents.ingest(DocumentIn(owner=who, key=f"{group}/{i}", content=text))
+    mem.documents.build_topics(who)
+    stores = memory.stores(tenant)
+    first = mem.documents.ingest(DocumentIn(owner=who, key="guide.md", content=GUIDE,
+                                            media_type="text/markdown")).id
+    placed = memory.documents.place(stores, first)
+    assert placed["placed"], placed
+    deepest = placed["placed"][-1]
+    tree = mem.documents.topics(who)
+    heads = _headings(tree, first)
+    assert len(heads) == 4
+    assert {h.parent for h in heads.values() if h.label == "Onboarding guide"} == {deepest}
+    second = mem.documents.ingest(DocumentIn(
+        owner=who, key="guide.md", media_type="text/markdown",
+        content=GUIDE.replace("Passwords rotate", "Passwords change"))).id
+    assert memory.documents.place(stores, second)["placed"]
+    tree = mem.documents.topics(who)
+    assert _headings(tree, first) == {} and len(_headings(tree, second)) == 4

@@ -34,10 +34,11 @@ def test_a_chunk_counts_once_at_its_first_place_and_wins_a_tie() -> None:
 
 
 def test_bench_method_names() -> None:
-    assert parse_method("rrf") == ("rrf", None, 0.0, 0.0)
-    assert parse_method("rrf:4") == ("rrf", 4.0, 0.0, 0.0)
-    assert parse_method("rrf+topic+tree:2") == ("rrf", 2.0, 1.0, 1.0)
-    assert parse_method("rrf+tree=0.5") == ("rrf", None, 0.0, 0.5)
+    assert parse_method("rrf") == ("rrf", None, 0.0, 0.0, 0.0)
+    assert parse_method("rrf:4") == ("rrf", 4.0, 0.0, 0.0, 0.0)
+    assert parse_method("rrf+topic+tree:2") == ("rrf", 2.0, 1.0, 1.0, 0.0)
+    assert parse_method("rrf+tree=0.5") == ("rrf", None, 0.0, 0.5, 0.0)
+    assert parse_method("rrf+topic+label") == ("rrf", None, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError):
         parse_method("rrf+topics")
     with pytest.raises(ValueError):

@@ -38,8 +38,10 @@ from graphmem.retrieval.context import estimate_tokens
 from graphmem.service import Memory
 from graphmem.store import TenantStores
 
-METHODS = ("vector", "fulltext", "rrf")
-DEFAULT_METHOD = "rrf"
+METHODS = ("vector", "fulltext", "rrf", "rrf+rerank")
+"""``rrf`` is the fused order; ``+rerank`` re-ranks it with the shipped chunk ranker (the
+search's default)."""
+DEFAULT_METHOD = "rrf+rerank"
 KS = (1, 5, 10)
 BUDGETS = (512, 1024, 2048)
 SEARCH_K = 20
@@ -254,15 +256,16 @@ def parse_method(method: str) -> tuple[str, float | None, float, float, float]:
 
 def graphmem_search(docs: Documents, stores: TenantStores, method: str, owner: str,
                     neighbours: int = 0) -> Callable[[str], list[tuple[int, int, int]]]:
-    """A method's search (`parse_method`)."""
-    base, weight, topic, tree, label = parse_method(method)
+    """A method's search (`parse_method`; ``+rerank``: re-ranked, else the fused order)."""
+    rerank = "+rerank" in method
+    base, weight, topic, tree, label = parse_method(method.replace("+rerank", ""))
 
     def search(query: str) -> list[tuple[int, int, int]]:
         found = docs.search(stores, ChunkSearch(owner=owner, query=query, k=SEARCH_K,
                                                 method=base,  # type: ignore[arg-type]
                                                 neighbours=neighbours),
                             fulltext_weight=weight, topic_weight=topic, tree_weight=tree,
-                            label_weight=label)
+                            label_weight=label, rerank=rerank)
         return [(int(c.key.rsplit("/", 1)[1]), c.start, c.end) for c in found.chunks]
 
     return search

@@ -34,6 +34,7 @@ from graphmem.documents.models import (
 )
 from graphmem.documents.parse import Parsed, parse
 from graphmem.documents.ranking import collapsed_tree, document_of, topic_list
+from graphmem.documents.rerank import reranked
 from graphmem.documents.topics import Member, build
 from graphmem.embeddings import Embedder, query_vectors, token_counts
 from graphmem.errors import Conflict, NotFound, TooLarge
@@ -271,7 +272,7 @@ class Documents:
     def search(self, stores: TenantStores, req: ChunkSearch, timings: Timings | None = None,
                fulltext_weight: float | None = None, topic_weight: float | None = None,
                label_weight: float | None = None,
-               tree_weight: float | None = None) -> ChunkResult:
+               tree_weight: float | None = None, rerank: bool = True) -> ChunkResult:
         """Vector and fulltext lists over the owner's chunks valid at ``req.as_of``, fused by
         RRF (the fulltext list weighted `FULLTEXT_WEIGHT`, or ``fulltext_weight``); the k best,
         each followed by its neighbours (``req.neighbours``). Category-related lists, off by
@@ -280,7 +281,8 @@ class Documents:
         ``label_weight`` (`LABEL_WEIGHT`), the same for the topic whose label (keyphrases, or an
         LLM's label and summary) best matches the query's words (the topic_fulltext index);
         ``tree_weight``, the collapsed-tree list over the candidates, their sections and the
-        owner's topics (`ranking.collapsed_tree`)."""
+        owner's topics (`ranking.collapsed_tree`). With ``rrf`` and ``rerank``, the learned
+        re-ranking of the fused candidates (`rerank.reranked`: the shipped chunk ranker)."""
         store = stores.documents
         filters = {"t": req.as_of or datetime.now(UTC), "keys": req.documents,
                    "pairs": metadata_pairs(req.metadata) if req.metadata else None}
@@ -321,6 +323,10 @@ class Documents:
                                                topic_w > 0, tree_w > 0, words))
             fused = fuse(ranked, RRF_K, weights)
             _lap(timings, "categories", t)
+            t = perf_counter()
+        if rerank and req.method == "rrf":  # the learned re-ranking (`documents.rerank`)
+            fused = reranked(self._settings.embedder, store, req.query, fused, lists, req.k)
+            _lap(timings, "rerank", t)
             t = perf_counter()
         fused = fused[:req.k]
         found = {r["id"]: r for r in store.chunks([f.id for f in fused], req.neighbours)}

@@ -38,7 +38,8 @@ def test_the_topic_and_tree_lists_run_and_are_off_by_default(memory: Memory,
     docs.build_topics(memory.stores(tenant), "o")
     query = "How does glacier ice form from snow?"
     plain = docs.search(memory.stores(tenant), ChunkSearch(owner="o", query=query, k=5))
-    assert plain.chunks and all(set(c.rules) <= {"vector", "fulltext"} for c in plain.chunks)
+    assert plain.chunks and all(set(c.rules) <= {"vector", "fulltext", "rerank"}
+                               for c in plain.chunks)
 
     both = docs.search(memory.stores(tenant),
                        ChunkSearch(owner="o", query=query, k=5), topic_weight=1.0,

@@ -224,9 +224,10 @@ def bench_documents(
                                                 "stored as untitled notes, test the topic "
                                                 "tree: NMI and ARI against the articles")] = None,
     method: Annotated[list[str] | None, typer.Option(
-        help="Methods to score (repeatable; default vector, fulltext and rrf; rrf:W weighs "
-        "the fulltext list W; +topic adds the topic list, +label the topic-label list, +tree "
-        "the collapsed-tree list, e.g. rrf+topic+tree)")] = None,
+        help="Methods to score (repeatable; default vector, fulltext, rrf and rrf+rerank; rrf "
+        "is the fused order, +rerank re-ranks it with the shipped chunk ranker, the search's "
+        "default; rrf:W weighs the fulltext list W; +topic adds the topic list, +label the "
+        "topic-label list, +tree the collapsed-tree list, e.g. rrf+topic+tree)")] = None,
     plot_dir: PlotDir = None,
 ) -> None:
     """Document retrieval: passage hit@1/5/10, MRR@10, answer-in-context at 512/1024/2048

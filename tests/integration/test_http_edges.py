@@ -41,7 +41,7 @@ class StubOps:
 class Stub:
     """A Memory stand-in whose tenants' messages are `StubOps`."""
 
-    store = None
+    store = Store.__new__(Store)  # never connected: the stub's operations read no store
 
     def ensure_schema(self) -> None:
         pass

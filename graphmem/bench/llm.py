@@ -365,7 +365,8 @@ def run(settings: Settings, data: Path, json_out: Path | None, conversation: str
             plain, tenant, who, [s for s in order if s not in llm_ids]))
         first = [m for m in conv.messages if m.session_id in llm_ids]
         if first:
-            plain.ops(base_tenant).ingest_messages([MessageIn.model_validate(m.model_dump()) for m in first])
+            plain.ops(base_tenant).ingest_messages(
+                [MessageIn.model_validate(m.model_dump()) for m in first])
         for s in llm_ids:
             plain.former.form(plain.stores(base_tenant), who, s)
         out["extraction"] = score_extraction(mem, tenant, who,

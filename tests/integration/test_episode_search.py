@@ -68,12 +68,14 @@ def test_as_of_leaves_out_episodes_told_after_it(memory: Memory, tenant: str) ->
     later = (T0 + timedelta(days=1)).isoformat()
     memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, text=t))
                            for i, t in enumerate(TALK[:4])])
-    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, who, "s2", text=t, timestamp=later))
-                           for i, t in enumerate(TALK[4:])])
+    memory.ops(tenant).ingest_messages([
+        MessageIn.model_validate(msg(i, who, "s2", text=t, timestamp=later))
+        for i, t in enumerate(TALK[4:])])
     memory.former.form(memory.stores(tenant), who, "s1")
     memory.former.form(memory.stores(tenant), who, "s2")
     query = "the pottery class and the car alternator"
-    every = memory.ops(tenant).search_units(SearchRequest(query=query, owner=who, units="episodes", k=5))
+    every = memory.ops(tenant).search_units(
+        SearchRequest(query=query, owner=who, units="episodes", k=5))
     told = {e.id: max(h.timestamp for h in every.hits if h.id in e.messages)
             for e in every.episodes}
     assert {t.date() for t in told.values()} == {date(2023, 5, 8), date(2023, 5, 9)}
@@ -86,7 +88,8 @@ def test_as_of_leaves_out_episodes_told_after_it(memory: Memory, tenant: str) ->
         assert all(h.timestamp <= first_over for h in res.hits)
         assert "alternator" not in res.context
         before = asked.model_copy(update={"as_of": first_over - timedelta(seconds=1)})
-        assert all(told[e.id] < first_over for e in memory.ops(tenant).search_units(before).episodes)
+        found = memory.ops(tenant).search_units(before).episodes
+        assert all(told[e.id] < first_over for e in found)
 
 
 def test_query_time_boosts_and_restricts(memory: Memory, tenant: str) -> None:
@@ -108,7 +111,8 @@ def test_query_time_boosts_and_restricts(memory: Memory, tenant: str) -> None:
     def ids(hint: str) -> list[str]:
         req = SearchRequest(query="hiking in May 2023", owner=who, method="rrf", k=3,
                             time_hint=hint, as_of=now)  # type: ignore[arg-type]
-        return [h.id for h in sorted(memory.ops(tenant).search_units(req).hits, key=lambda h: -h.score)]
+        hits = memory.ops(tenant).search_units(req).hits
+        return [h.id for h in sorted(hits, key=lambda h: -h.score)]
 
     boosted = ids("boost")  # a (sent in May) and c (about May) before b, though b says hiking twice
     assert set(boosted[:2]) == {f"{who}-a", f"{who}-c"} and boosted[2] == f"{who}-b"

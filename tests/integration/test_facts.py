@@ -272,7 +272,8 @@ def test_search_units(memory: Memory, tenant: str) -> None:
     from graphmem.models import SearchRequest
 
     who = owner()
-    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(0, who, text="We adopted a puppy."))])
+    memory.ops(tenant).ingest_messages(
+        [MessageIn.model_validate(msg(0, who, text="We adopted a puppy."))])
     memory.facts.observe(memory.stores(tenant), [
         obs(who, "a beagle called Luna", day(1), subject=who, type="pet"),
         obs(who, "Lisbon", day(1), subject=who, type="city"),

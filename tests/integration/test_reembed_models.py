@@ -49,8 +49,8 @@ def test_reembed_to_e5_and_back(memory: Memory, settings: Settings, tenant: str,
         with pytest.raises(SchemaMismatch):  # the old model is refused now
             memory.store.apply_schema(real.name, real.dimensions)
         moved = Memory(settings, memory.store, e5)
-        res = moved.ops(tenant).search_units(SearchRequest(query="Which instrument does my sister play?",
-                                                 owner=who, method="vector", k=1))
+        res = moved.ops(tenant).search_units(SearchRequest(
+            query="Which instrument does my sister play?", owner=who, method="vector", k=1))
         assert [h.text for h in res.hits] == [TURNS[3]]
     finally:
         monkeypatch.delenv("GRAPHMEM_EMBEDDER")

@@ -191,8 +191,8 @@ def test_as_of_leaves_out_every_turn_after_it(memory: Memory, tenant: str, talk:
 
 def test_owner_filter_and_exact_fallback(memory: Memory, tenant: str, talk: str) -> None:
     other = owner()
-    memory.ops(tenant).ingest_messages([MessageIn.model_validate(msg(i, other, text=f"Matterhorn {i}"))
-                           for i in range(30)])
+    memory.ops(tenant).ingest_messages([
+        MessageIn.model_validate(msg(i, other, text=f"Matterhorn {i}")) for i in range(30)])
     res = _search(memory, tenant, query="Matterhorn", owner=talk, method="vector", k=5)
     assert res.hits and all(h.owner == talk for h in res.hits)
 

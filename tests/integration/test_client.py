@@ -157,8 +157,11 @@ def test_every_endpoint_through_the_sync_client(server: str, memory: Memory) -> 
         found = gm.search_documents("when does the boat leave", owner=o)
         assert found.chunks and "nine" in found.chunks[0].text
         tree = gm.topics(o)  # built by the job the version enqueued
-        assert [t.documents for t in tree] == [1]
-        assert [m.key for m in gm.topic(tree[0].id).members] == ["notes/boat.md"]
+        category = [t for t in tree if t.kind == "category"]
+        assert [t.documents for t in category] == [1]
+        assert [(t.label, t.parent) for t in tree if t.kind == "heading"] == [
+            ("Boat", category[0].id)]  # the document's own heading, under its category
+        assert [m.key for m in gm.topic(category[0].id).members] == ["notes/boat.md"]
         assert gm.forget_document(written.id).kind == "document"
 
         # forgetting one thing, then the whole owner

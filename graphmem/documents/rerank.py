@@ -29,6 +29,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from graphmem.documents.ranking import document_of
 from graphmem.retrieval.fusion import Fused
+from graphmem.retrieval.rerank import folded, logistic
 
 log = logging.getLogger(__name__)
 
@@ -202,15 +203,11 @@ class ChunkRanker:
 
     def probability(self, row: Sequence[float]) -> float:
         weights, offset = self._raw
-        z = offset + math.fsum(w * x for w, x in zip(weights, row, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        return logistic(offset + math.fsum(w * x for w, x in zip(weights, row, strict=True)))
 
     @cached_property
     def _raw(self) -> tuple[tuple[float, ...], float]:
-        """Weights on the raw features, the standardisation folded into the intercept."""
-        weights = tuple(w / s for w, s in zip(self.coef, self.scale, strict=True))
-        return weights, self.intercept - math.fsum(
-            w * m for w, m in zip(weights, self.mean, strict=True))
+        return folded(self.mean, self.scale, self.coef, self.intercept)
 
     def to_json(self) -> dict[str, Any]:
         return {"lists": list(self.lists), "features": list(feature_names(self.lists)),

@@ -100,6 +100,20 @@ def features(query: str, fused: Sequence[Fused], lists: Mapping[str, Sequence[Ca
     return rows
 
 
+def folded(mean: Sequence[float], scale: Sequence[float], coef: Sequence[float],
+           intercept: float) -> tuple[tuple[float, ...], float]:
+    """A standardised logistic model's weights on the raw features, and its intercept with the
+    standardisation folded in: w / s per feature, intercept - sum(w * m / s) (the message and
+    the chunk rankers)."""
+    weights = tuple(w / s for w, s in zip(coef, scale, strict=True))
+    return weights, intercept - math.fsum(w * m for w, m in zip(weights, mean, strict=True))
+
+
+def logistic(z: float) -> float:
+    """1 / (1 + e^-z), with z clipped to [-60, 60]."""
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
 @dataclass(frozen=True)
 class Ranker:
     """A trained logistic model for one set of recall lists."""
@@ -139,16 +153,11 @@ class Ranker:
     def probability(self, row: Sequence[float]) -> float:
         """The logistic of the weighted sum of the standardised features."""
         weights, offset = self._raw
-        z = offset + sum(w * x for w, x in zip(weights, row, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        return logistic(offset + sum(w * x for w, x in zip(weights, row, strict=True)))
 
     @cached_property
     def _raw(self) -> tuple[tuple[float, ...], float]:
-        """The weights on the raw features, and the intercept with the standardisation folded
-        in: w / s per feature, intercept - sum(w * m / s)."""
-        weights = tuple(w / s for w, s in zip(self.coef, self.scale, strict=True))
-        return weights, self.intercept - math.fsum(
-            w * m for w, m in zip(weights, self.mean, strict=True))
+        return folded(self.mean, self.scale, self.coef, self.intercept)
 
     def to_json(self) -> dict[str, Any]:
         return {"lists": list(self.lists), "features": list(feature_names(self.lists)),

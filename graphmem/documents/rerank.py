@@ -248,15 +248,22 @@ class ChunkReader(Protocol):
     def chunks(self, ids: list[str], reach: int = 0) -> list[dict[str, Any]]: ...
 
 
+Read = dict[str, dict[str, Any]]
+"""The chunks a re-ranking read, by id (`ChunkReader.chunks` rows, without neighbours)."""
+
+
 def apply(ranker: ChunkRanker, store: ChunkReader, query: str, fused: Sequence[Fused],
-          lists: Mapping[str, Sequence[tuple[str, float]]], k: int) -> list[Fused]:
-    """Re-rank the first ``max(ranker.depth, k)`` candidates, their texts read from ``store``."""
+          lists: Mapping[str, Sequence[tuple[str, float]]], k: int,
+          ) -> tuple[list[Fused], Read]:
+    """Re-rank the first ``max(ranker.depth, k)`` candidates, their texts read from ``store``;
+    also the chunks read (the search's k best are among them, so it need not read them
+    again)."""
     head = list(fused[:max(ranker.depth, k)])
     found = {r["id"]: r for r in store.chunks([f.id for f in head], 0)}
     rows = [Row(f.id, f.score, str(found[f.id]["text"] or ""), found[f.id].get("title"),
                 list(found[f.id].get("section") or []), int(found[f.id].get("ordinal") or 0))
             for f in head if f.id in found]
-    return rerank(ranker, query, fused, rows, lists)
+    return rerank(ranker, query, fused, rows, lists), found
 
 
 @cache
@@ -289,9 +296,11 @@ def for_embedder(embedder: str) -> tuple[ChunkRanker | None, str | None]:
 
 
 def reranked(embedder: str, store: ChunkReader, query: str, fused: Sequence[Fused],
-             lists: Mapping[str, Sequence[tuple[str, float]]], k: int) -> list[Fused]:
+             lists: Mapping[str, Sequence[tuple[str, float]]], k: int,
+             ) -> tuple[list[Fused], Read]:
     """The search's re-ranking step: ``fused`` re-ranked by the chunk ranker shipped for
-    ``embedder`` (`apply`), or as it is when none is (the reason logged once,
-    `for_embedder`)."""
+    ``embedder``, with the chunks it read (`apply`), or as it is, nothing read, when none is
+    (the reason logged once, `for_embedder`)."""
     ranker, _ = for_embedder(embedder)
-    return list(fused) if ranker is None else apply(ranker, store, query, fused, lists, k)
+    return (list(fused), {}) if ranker is None else apply(ranker, store, query, fused,
+                                                            lists, k)

@@ -34,7 +34,7 @@ from graphmem.documents.models import (
 )
 from graphmem.documents.parse import Parsed, parse
 from graphmem.documents.ranking import collapsed_tree, document_of, topic_list
-from graphmem.documents.rerank import reranked
+from graphmem.documents.rerank import Read, reranked
 from graphmem.documents.topics import Member, build
 from graphmem.embeddings import Embedder, query_vectors, token_counts
 from graphmem.errors import Conflict, NotFound, TooLarge
@@ -318,18 +318,24 @@ class Documents:
                    "topic": topic_w, "tree": tree_w, "label": label_w}
         fused = fuse(ranked, RRF_K, weights)
         if topic_w > 0 or tree_w > 0 or label_w > 0:
-            words = lucene_escape(req.query) if label_w > 0 else None
+            words = (text_query or lucene_escape(req.query)) if label_w > 0 else None
             ranked.update(self._category_lists(store, req.owner, vector, lists, fused,
                                                topic_w > 0, tree_w > 0, words))
             fused = fuse(ranked, RRF_K, weights)
             _lap(timings, "categories", t)
             t = perf_counter()
+        read: Read = {}
         if rerank and req.method == "rrf":  # the learned re-ranking (`documents.rerank`)
-            fused = reranked(self._settings.embedder, store, req.query, fused, lists, req.k)
+            fused, read = reranked(self._settings.embedder, store, req.query, fused, lists,
+                                   req.k)
             _lap(timings, "rerank", t)
             t = perf_counter()
         fused = fused[:req.k]
-        found = {r["id"]: r for r in store.chunks([f.id for f in fused], req.neighbours)}
+        ids = [f.id for f in fused]
+        if req.neighbours == 0 and all(i in read for i in ids):  # the re-ranking read them
+            found = {i: read[i] for i in ids}
+        else:
+            found = {r["id"]: r for r in store.chunks(ids, req.neighbours)}
         _lap(timings, "read", t)
         out: list[ChunkHit] = []
         seen: set[str] = set()

@@ -103,7 +103,7 @@ def test_apply_reads_the_head_and_skips_what_is_gone() -> None:
 
     fused = [Fused(f"d-1-v1:c{i}", 1 / (60 + i), ("vector",), i) for i in range(4)]
     store = Store()
-    out = rr.apply(_ranker({"coverage": 5.0}), store, "glacier", fused, {}, k=3)
+    out, _ = rr.apply(_ranker({"coverage": 5.0}), store, "glacier", fused, {}, k=3)
     assert store.asked == [f.id for f in fused[:3]]
     assert out[0].id == "d-1-v1:c2"
     assert [f.id for f in out[2:]] == ["d-1-v1:c1", "d-1-v1:c3"]  # not read: fused order

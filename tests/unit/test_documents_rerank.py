@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import get_args
 
 import pytest
 
+from graphmem.config import Settings
 from graphmem.documents import rerank as rr
 from graphmem.documents.rerank import ChunkRanker, Row, feature_names, features, stem, terms
 from graphmem.retrieval.fusion import Fused
@@ -139,3 +141,11 @@ def test_a_missing_ranker_is_said_once(caplog: pytest.LogCaptureFixture) -> None
     assert ranker is None and again is None
     assert why is not None and "no-such-embedder" in why
     assert sum("fused order stands" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_every_embedder_choice_ships_a_chunk_ranker() -> None:
+    choices = set(get_args(Settings.model_fields["embedder"].annotation))
+    assert set(rr.shipped()) == choices
+    for embedder, ranker in rr.shipped().items():
+        assert ranker.embedder == embedder
+        assert rr.for_embedder(embedder) == (ranker, None)

@@ -195,7 +195,29 @@ class OnnxEmbedder:
             self._pool_pid = os.getpid()
         return self._pool
 
+    def span_vectors(self, text: str, spans: Sequence[tuple[int, int]]) -> list[list[float] | None]:
+        """Vectors of parts of one stored text from a single pass over the whole of it: per
+        ``(start, end)`` character span, the mean of the last hidden states of the word pieces
+        inside it, normalised; None for a span the window cuts off. Each part is read in the
+        context of the whole text, and costs no pass of its own (late chunking)."""
+        prefix = len(self.spec.passage_prefix)
+        encoding = self._tokenizer.encode(self.spec.passage_prefix + text)
+        with self._lock:
+            hidden = self._hidden(self._one_thread, [encoding.ids])[0][0]
+        inside = [(a - prefix, b - prefix) for a, b in encoding.offsets]
+        out: list[list[float] | None] = []
+        for start, end in spans:  # special tokens have no characters, the prefix's are < 0
+            rows = [i for i, (a, b) in enumerate(inside) if b > a and a >= start and b <= end]
+            vector = normalise(hidden[rows].mean(axis=0, keepdims=True))[0] if rows else None
+            out.append(None if vector is None else [float(x) for x in vector])
+        return out
+
     def _run(self, session: Any, ids: list[list[int]]) -> Matrix:
+        hidden, mask = self._hidden(session, ids)
+        return normalise(pool(hidden, mask, self.spec.pooling))
+
+    def _hidden(self, session: Any, ids: list[list[int]]) -> tuple[Any, npt.NDArray[np.int64]]:
+        """The last hidden states of a batch of word-piece ids (padded), and its mask."""
         width = max(len(x) for x in ids)
         input_ids = np.zeros((len(ids), width), dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)
@@ -205,8 +227,7 @@ class OnnxEmbedder:
         feed: dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(input_ids)
-        hidden = np.asarray(session.run(None, feed)[0], dtype=np.float32)
-        return normalise(pool(hidden, mask, self.spec.pooling))
+        return np.asarray(session.run(None, feed)[0], dtype=np.float32), mask
 
 
 def pool(hidden: Matrix, mask: npt.NDArray[np.int64], how: Literal["mean", "cls"]) -> Matrix:

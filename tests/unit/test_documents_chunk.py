@@ -48,9 +48,10 @@ def _markdown(parts: list[object]) -> str:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(DOC, st.integers(12, 80), st.sampled_from(["text/markdown", "text/plain"]))
+@given(DOC, st.integers(12, 80), st.sampled_from(["text/markdown", "text/plain"]),
+       st.sampled_from([0, 0, 1, 2]))
 def test_offsets_round_trip_and_no_chunk_exceeds_the_bound(parts: list[object], bound: int,
-                                                          media: str) -> None:
+                                                          media: str, overlap: int) -> None:
     source = _markdown(parts)
     if not source.strip() or not any(isinstance(p, str) and p.strip() for p in parts):
         return
@@ -60,15 +61,20 @@ def test_offsets_round_trip_and_no_chunk_exceeds_the_bound(parts: list[object], 
         assert "holds no text" in str(exc)
         return
     assert parsed.text == source  # offsets point into the source itself
-    chunked = chunk(parsed, _words, bound)
-    previous_end = -1
-    for c in chunked.chunks:
+    chunked = chunk(parsed, _words, bound, overlap=overlap)
+    plain = chunk(parsed, _words, bound).chunks
+    previous: tuple[int, int] | None = None
+    for c, alone in zip(chunked.chunks, plain, strict=True):
         text = source[c.start:c.end]
         assert text and text == text.strip()
-        assert c.start >= previous_end  # in reading order, never overlapping
-        previous_end = c.end
+        assert c.end == alone.end and c.start <= alone.start and c.section == alone.section
+        if previous is not None:  # in reading order; overlapping only when asked
+            assert c.start > previous[0] and c.end > previous[1]
+            assert c.start >= previous[1] or (overlap and c.start < alone.start)
+        previous = (c.start, c.end)
         assert _words([text])[0] <= bound or len(text.split()) == 1
-    covered = "".join(source[c.start:c.end] for c in chunked.chunks)
+        assert c.tokens == (_words([text])[0] if c.start < alone.start else alone.tokens)
+    covered = "".join(source[alone.start:alone.end] for alone in plain)
     paragraphs = "".join(source[b.start:b.end] for b in parsed.blocks if b.kind == "paragraph")
     assert "".join(covered.split()) == "".join(paragraphs.split())  # no word lost
 
@@ -105,3 +111,21 @@ def test_sentences_split_at_their_ends_not_at_abbreviations() -> None:
     spans = [text[s:e] for s, e in sentence_spans(text, 0, len(text))]
     assert spans == ["Dr. Smith came e.g. on time.", "It rained!", "Then (he) left.",
                      "3 more came."]
+
+
+def test_overlap_carries_the_last_sentences_of_the_chunk_before_in_its_section() -> None:
+    text = ("One alpha sentence here. Two beta sentence here. Three gamma sentence here.\n\n"
+            "Four delta sentence here. Five epsilon sentence here.\n\n# Next\n\n"
+            "Six zeta sentence here.\n")
+    parsed = parse(text, "text/markdown")
+    plain = chunk(parsed, _words, 24, merge_below=0).chunks
+    one = chunk(parsed, _words, 24, merge_below=0, overlap=1).chunks
+    two = chunk(parsed, _words, 24, merge_below=0, overlap=2).chunks
+    assert [text[c.start:c.end] for c in plain] == [
+        "One alpha sentence here. Two beta sentence here. Three gamma sentence here.",
+        "Four delta sentence here. Five epsilon sentence here.", "Six zeta sentence here."]
+    assert text[one[1].start:one[1].end].startswith("Three gamma sentence here.\n\nFour")
+    assert text[two[1].start:two[1].end].startswith("Two beta")
+    assert one[2] == plain[2] and two[2] == plain[2]  # another section: nothing carried
+    tight = chunk(parsed, _words, 14, merge_below=0, overlap=2).chunks  # the bound wins
+    assert all(_words([text[c.start:c.end]])[0] <= 14 for c in tight)

@@ -23,7 +23,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +31,23 @@ import numpy.typing as npt
 
 from graphmem.bench.documents import KS, Dataset, covers, ingest, load, owner_of
 from graphmem.config import Settings
+from graphmem.documents.models import ChunkSearch
 from graphmem.documents.rerank import (
     DEPTH,
     LISTS,
+    RRF_K,
     ChunkRanker,
     Row,
     feature_names,
     features,
 )
-from graphmem.documents.service import CANDIDATES, RRF_K, Documents, metadata_pairs
+from graphmem.documents.service import (
+    FULLTEXT_WEIGHT,
+    Documents,
+    chunk_filters,
+    list_depth,
+    ranks,
+)
 from graphmem.embeddings import query_vectors
 from graphmem.retrieval.fulltext import lucene_escape
 from graphmem.retrieval.fusion import fuse
@@ -82,16 +89,15 @@ def collect_dataset(mem: Memory, docs: Documents, stores: TenantStores, ds: Data
     (a JSON-ready dict per question)."""
     owner = owner_of(ds.name)
     store = stores.documents
-    filters = {"t": datetime.now(UTC), "keys": None, "pairs": metadata_pairs({}) or None}
-    n = max(CANDIDATES, 2 * SEARCH_K)
+    n = list_depth(SEARCH_K)
     out = []
     t0 = time.perf_counter()
     for i, q in enumerate(ds.questions[:limit]):
+        filters = chunk_filters(ChunkSearch(query=q.text, owner=owner, k=SEARCH_K))
         vector = query_vectors(mem.embedder, [q.text])[0]
         lists = {"vector": store.vector_search(owner, vector, n, 2, filters),
                  "fulltext": store.fulltext_search(owner, lucene_escape(q.text), n, 2, filters)}
-        fused = fuse({k: [(id_, r) for r, (id_, _) in enumerate(v)] for k, v in lists.items()},
-                     RRF_K, {"fulltext": 1.0})
+        fused = fuse(ranks(lists), RRF_K, {"fulltext": FULLTEXT_WEIGHT})
         records = {r["id"]: r for r in store.chunks([f.id for f in fused], 0)}
         cands = []
         for f in fused:

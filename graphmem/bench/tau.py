@@ -109,9 +109,10 @@ def ingest(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]])
 
 def form(mem: Memory, tenant: str, owner: str, runs: Sequence[dict[str, Any]]) -> float:
     start = time.perf_counter()
+    stores = mem.stores(tenant)
     for r in track(runs, "forming cases"):
-        mem.procedural.form_trace(mem.stores(tenant), run_id(owner, r), jobs=False)
-    mem.procedural.form_skills(mem.stores(tenant), owner)
+        mem.procedural.form_trace(stores, run_id(owner, r), jobs=False)
+    mem.procedural.form_skills(stores, owner)
     return time.perf_counter() - start
 
 

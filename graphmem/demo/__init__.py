@@ -30,7 +30,8 @@ def load(mem: Memory, tenant: str) -> None:
     tm.profile.apply([ProfileOp.model_validate(o) for o in facts["profile_ops"]])
     runs = TraceBatch.model_validate_json(TRACES.read_text(encoding="utf-8")).traces
     tm.traces.ingest(runs)
+    stores = mem.stores(tenant)
     for run in runs:  # formed now, so the skill is there at once (the jobs find it done)
-        mem.procedural.form_trace(mem.stores(tenant), run.id or "", jobs=False)
+        mem.procedural.form_trace(stores, run.id or "", jobs=False)
     for owner in sorted({run.owner for run in runs}):
-        mem.procedural.form_skills(mem.stores(tenant), owner)
+        mem.procedural.form_skills(stores, owner)

@@ -80,9 +80,8 @@ def label_messages(keyphrases: str, titles: Sequence[str],
     shown = [t for t in titles if t][:MEMBERS_SHOWN]
     lines = [f"Keyphrases: {keyphrases or '(none)'}",
              f"Documents ({len(titles)}): {'; '.join(shown) or '(untitled)'}"]
-    for i, (title, text) in enumerate(zip(titles, excerpts, strict=False), start=1):
-        if i > MEMBERS_SHOWN:
-            break
+    for i, (title, text) in enumerate(zip(titles[:MEMBERS_SHOWN], excerpts, strict=False),
+                                      start=1):
         body = " ".join(text.split())[:EXCERPT_CHARS]
         if body:
             lines.append(f"[{i}] {title}: {body}" if title else f"[{i}] {body}")

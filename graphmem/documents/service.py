@@ -34,7 +34,7 @@ from graphmem.documents.models import (
 )
 from graphmem.documents.parse import Parsed, parse
 from graphmem.documents.ranking import collapsed_tree, document_of, topic_list
-from graphmem.documents.rerank import Read, reranked
+from graphmem.documents.rerank import RRF_K, Read, reranked
 from graphmem.documents.topics import Member, build
 from graphmem.embeddings import Embedder, query_vectors, token_counts
 from graphmem.errors import Conflict, NotFound, TooLarge
@@ -51,7 +51,6 @@ EMBED_BATCH = 64
 """Chunks the background job embeds and writes per transaction."""
 CANDIDATES = 30
 """Hits per recall list fused (at least; 2k for a larger k)."""
-RRF_K = 60
 FULLTEXT_WEIGHT = 1.0
 """The fulltext list's weight in the fusion (the vector list's is 1)."""
 TOPIC_WEIGHT = 0.0
@@ -84,6 +83,24 @@ def metadata_pairs(metadata: dict[str, Any]) -> list[str]:
             v = int(v)
         out.append(f"{k}\x1f{json.dumps(v, sort_keys=True)}")
     return sorted(out)
+
+
+def chunk_filters(req: ChunkSearch) -> dict[str, Any]:
+    """What a chunk search's lists read under: the versions valid at ``req.as_of`` (now), only
+    ``req.documents``' keys and ``req.metadata``'s pairs when given."""
+    return {"t": req.as_of or datetime.now(UTC), "keys": req.documents,
+            "pairs": metadata_pairs(req.metadata) if req.metadata else None}
+
+
+def list_depth(k: int) -> int:
+    """Hits read per recall list for the k best: `CANDIDATES`, or 2k for a larger k."""
+    return max(CANDIDATES, 2 * k)
+
+
+def ranks(lists: dict[str, list[tuple[str, float]]]) -> dict[str, list[tuple[str, int]]]:
+    """Each recall list's hits as (id, rank), what the fusion reads."""
+    return {name: [(id_, rank) for rank, (id_, _) in enumerate(hits)]
+            for name, hits in lists.items()}
 
 
 def chunk_header(title: str | None, path: Sequence[str]) -> str:
@@ -285,9 +302,8 @@ class Documents:
         owner's topics (`ranking.collapsed_tree`). With ``rrf`` and ``rerank``, the learned
         re-ranking of the fused candidates (`rerank.reranked`: the shipped chunk ranker)."""
         store = stores.documents
-        filters = {"t": req.as_of or datetime.now(UTC), "keys": req.documents,
-                   "pairs": metadata_pairs(req.metadata) if req.metadata else None}
-        n = max(CANDIDATES, 2 * req.k)
+        filters = chunk_filters(req)
+        n = list_depth(req.k)
         lists: dict[str, list[tuple[str, float]]] = {}
         t = perf_counter()
         text_query = lucene_escape(req.query) if req.method != "vector" else ""
@@ -313,8 +329,7 @@ class Documents:
             lists["fulltext"] = store.fulltext_search(req.owner, text_query, n, 2, filters)
         _lap(timings, "fulltext", t)
         t = perf_counter()
-        ranked = {name: [(id_, rank) for rank, (id_, _) in enumerate(hits)]
-                  for name, hits in lists.items()}
+        ranked = ranks(lists)
         weights = {"fulltext": FULLTEXT_WEIGHT if fulltext_weight is None else fulltext_weight,
                    "topic": topic_w, "tree": tree_w, "label": label_w}
         fused = fuse(ranked, RRF_K, weights)

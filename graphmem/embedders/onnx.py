@@ -202,8 +202,7 @@ class OnnxEmbedder:
         context of the whole text, and costs no pass of its own (late chunking)."""
         prefix = len(self.spec.passage_prefix)
         encoding = self._tokenizer.encode(self.spec.passage_prefix + text)
-        with self._lock:
-            hidden = self._hidden(self._one_thread, [encoding.ids])[0][0]
+        hidden = self._hidden(self._one_thread, [encoding.ids])[0][0]  # as a query: no batch lock
         inside = [(a - prefix, b - prefix) for a, b in encoding.offsets]
         out: list[list[float] | None] = []
         for start, end in spans:  # special tokens have no characters, the prefix's are < 0

@@ -20,6 +20,7 @@ from graphmem.llm.client import LLMClient, LLMSettings
 from graphmem.service import Memory
 from graphmem.store import topic_index
 from graphmem.store.documents import LABEL_TOPICS, DocumentStore
+from graphmem.tenant_memory import TenantMemory
 from tests.integration.conftest import auth
 from tests.support.scripted_openai import ScriptedOpenAIServer
 
@@ -157,6 +158,17 @@ def test_topics_written_before_the_label_index_are_migrated(memory: Memory, tena
     assert topic_index.migrate(memory.store) == 0  # marked done
 
 
+def _built_notes(memory: Memory, tenant: str) -> tuple[TenantMemory, str, DocumentStore,
+                                                        list[Topic]]:
+    """A new owner's notes stored and their tree built: the owner's memory, name, document
+    store and categories."""
+    mem, who = memory.for_tenant(tenant), _owner()
+    _notes(memory, tenant, who)
+    mem.documents.build_topics(who)
+    cats = [t for t in mem.documents.topics(who) if t.kind == "category"]
+    return mem, who, DocumentStore(memory.store, tenant), cats
+
+
 def _client(srv: ScriptedOpenAIServer) -> LLMClient:
     return LLMClient(LLMSettings(base_url=srv.base_url, model="scripted-model", max_retries=1,
                                  backoff_base_s=0.0))
@@ -164,11 +176,7 @@ def _client(srv: ScriptedOpenAIServer) -> LLMClient:
 
 def test_an_llm_labels_and_summarises_topics_and_a_rebuild_keeps_them(
         memory: Memory, tenant: str) -> None:
-    mem, who = memory.for_tenant(tenant), _owner()
-    _notes(memory, tenant, who)
-    mem.documents.build_topics(who)
-    store = DocumentStore(memory.store, tenant)
-    cats = [t for t in mem.documents.topics(who) if t.kind == "category"]
+    mem, who, store, cats = _built_notes(memory, tenant)
     with ScriptedOpenAIServer() as srv:
         srv.default(json={"label": "A group of notes", "summary": "Notes on one subject."})
         done = labels.label_topics(_client(srv), store, who)
@@ -189,11 +197,7 @@ def test_an_llm_labels_and_summarises_topics_and_a_rebuild_keeps_them(
 
 def test_a_failed_llm_call_writes_nothing_and_the_rest_is_done_on_retry(
         memory: Memory, tenant: str) -> None:
-    mem, who = memory.for_tenant(tenant), _owner()
-    _notes(memory, tenant, who)
-    mem.documents.build_topics(who)
-    store = DocumentStore(memory.store, tenant)
-    cats = [t for t in mem.documents.topics(who) if t.kind == "category"]
+    mem, who, store, cats = _built_notes(memory, tenant)
     with ScriptedOpenAIServer() as srv:
         srv.reply_json({"label": "First group", "summary": "The first group's notes."})
         srv.default(status=500, text="boom")
